@@ -1,0 +1,15 @@
+"""ir_datasets entries for negation, exclusion and Boolean-logic retrieval benchmarks.
+
+Importing this package registers the datasets with :mod:`ir_datasets`; nothing is downloaded until a
+dataset's files are first read::
+
+    import ir_datasets, ir_datasets_ext
+    dataset = ir_datasets.load("comlq/negation")
+
+Offline use: set ``IR_DATASETS_EXT_MIRROR`` to a folder laid out as ``<benchmark>/<original file>``.
+"""
+
+from .datasets import comlq  # noqa: F401  (registers comlq and its subsets)
+from .download import MIRROR_ENV  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""One module per benchmark family; importing a module registers its datasets."""

@@ -1,0 +1,218 @@
+"""ComLQ: complex logical queries over Wikipedia passages (AAAI 2026, arXiv 2511.12004).
+
+The release is one zip in BEIR layout (``dataset/corpus.jsonl``, ``dataset/queries.jsonl``,
+``dataset/qrels/test.tsv``). Registered ids: ``comlq`` (all 2,909 queries), ``comlq/<structure>`` for
+each of the 14 query structures, and ``comlq/negation`` (the five structures with negation).
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from functools import lru_cache
+from typing import NamedTuple
+
+import ir_datasets
+from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.util import ZipExtract
+
+from ..download import VerifiedDownload
+from ..util import Documentation, FormatError, docstore, iter_jsonl, require_fields
+
+NAME = "comlq"
+
+QREL_DEFS = {
+    2: "Evidence passage that alone holds all the evidence needed to answer the query",
+    1: "One of 2 or 3 passages over which the evidence for the query is split",
+}
+
+#: The 14 query structures in the paper's order: projection (p), intersection (i), union (u) and
+#: negation (n) chained as the name says, e.g. ``2in`` = intersection of two sets with one negated.
+STRUCTURES = ("1p", "2p", "3p", "2i", "3i", "pi", "ip", "2u", "up", "2in", "3in", "inp", "pin", "pni")
+NEGATION_STRUCTURES = ("2in", "3in", "inp", "pin", "pni")
+
+#: Where each corpus passage comes from, by id range (from the release notes).
+DOC_ORIGINS = (
+    (10000, 13974, "evidence"),  # passages the queries were generated from
+    (13975, 17974, "distractor"),  # randomly sampled Wikipedia passages
+    (17975, 21250, "generated"),  # passages written by GPT-4o, with hallucinations
+)
+
+# dataset.zip at the root of github.com/xgl-git/ComLQR-main, unchanged since commit 1a738f1.
+_RELEASE = VerifiedDownload(
+    benchmark=NAME,
+    file="dataset.zip",
+    url="https://github.com/xgl-git/ComLQR-main/raw/93d321997cad1306d64f2587a3ffba832dda87a7/dataset.zip",
+    md5="cefc6d391dc416546fdddb0f217c4c7c",
+    sha256="b893a9f4bc71dcb0675b8a90915138dbdcf14634968b953f9cab433f8ff00dce",
+    size=3380755,
+)
+
+
+class ComLQDoc(NamedTuple):
+    doc_id: str
+    text: str
+    origin: str  # evidence | distractor | generated | unknown
+
+    def default_text(self):
+        return self.text
+
+
+class ComLQQuery(NamedTuple):
+    query_id: str
+    text: str
+    answer: str
+    type: str  # raw type of the release, e.g. "2in_1"
+    structure: str  # one of STRUCTURES, e.g. "2in"
+    num_evidence: int  # passages holding the evidence (judged passages; equals the type suffix when present)
+    has_negation: bool
+
+    def default_text(self):
+        return self.text
+
+
+def doc_origin(doc_id: str) -> str:
+    """Origin of a ComLQ passage from its id range; ``unknown`` outside the documented ranges."""
+    try:
+        number = int(doc_id)
+    except ValueError:
+        return "unknown"
+    for low, high, origin in DOC_ORIGINS:
+        if low <= number <= high:
+            return origin
+    return "unknown"
+
+
+def parse_type(raw_type: str, source: str = "queries.jsonl", position=None) -> tuple[str, int | None]:
+    """Split a raw ComLQ type such as ``2in_1`` into its structure and evidence count (``None`` if absent)."""
+    structure, _, suffix = raw_type.partition("_")
+    if structure not in STRUCTURES or (suffix and not suffix.isdigit()):
+        raise FormatError(
+            f"{source}:{position}: query type {raw_type!r} is not <structure>[_<n>] with structure in "
+            f"{', '.join(STRUCTURES)}")
+    return structure, int(suffix) if suffix else None
+
+
+class ComLQDocs(BaseDocs):
+    def __init__(self, streamer):
+        super().__init__()
+        self._streamer = streamer
+
+    @ir_datasets.util.use_docstore
+    def docs_iter(self):
+        with self._streamer.stream() as stream:
+            for line_number, record in iter_jsonl(stream, "dataset/corpus.jsonl"):
+                require_fields(record, ("_id", "text"), "dataset/corpus.jsonl", line_number)
+                yield ComLQDoc(record["_id"], record["text"], doc_origin(record["_id"]))
+
+    def docs_cls(self):
+        return ComLQDoc
+
+    def docs_store(self, field="doc_id"):
+        return docstore(NAME, self.docs_iter, ComLQDoc, count_hint=11251)
+
+    def docs_count(self):
+        if self.docs_store().built():
+            return self.docs_store().count()
+        return None
+
+    def docs_namespace(self):
+        return NAME
+
+    def docs_lang(self):
+        return "en"
+
+
+class ComLQQrels(BaseQrels):
+    def __init__(self, streamer):
+        self._streamer = streamer
+
+    def qrels_iter(self):
+        source = "dataset/qrels/test.tsv"
+        with self._streamer.stream() as stream:
+            lines = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+            header = next(lines, "").rstrip("\r\n").split("\t")
+            if header != ["query-id", "corpus-id", "score"]:
+                raise FormatError(f"{source}:1: expected the header 'query-id<TAB>corpus-id<TAB>score', got {header}")
+            for line_number, line in enumerate(lines, start=2):
+                fields = line.rstrip("\r\n").split("\t")
+                if fields == [""]:
+                    continue
+                if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
+                    raise FormatError(f"{source}:{line_number}: expected query-id, corpus-id and an integer score, got {line!r}")
+                yield TrecQrel(fields[0], fields[1], int(fields[2]), "0")
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self):
+        return QREL_DEFS
+
+
+class ComLQQueries(BaseQueries):
+    def __init__(self, streamer, qrels: ComLQQrels):
+        super().__init__()
+        self._streamer = streamer
+        self._qrels = qrels
+
+    def queries_iter(self):
+        judged = _judged_counts(self._qrels)
+        source = "dataset/queries.jsonl"
+        with self._streamer.stream() as stream:
+            for line_number, record in iter_jsonl(stream, source):
+                require_fields(record, ("_id", "text", "answer", "type"), source, line_number)
+                structure, suffix = parse_type(record["type"], source, line_number)
+                yield ComLQQuery(
+                    query_id=record["_id"],
+                    text=record["text"],
+                    answer=record["answer"],
+                    type=record["type"],
+                    structure=structure,
+                    num_evidence=suffix if suffix is not None else judged.get(record["_id"], 0),
+                    has_negation=structure in NEGATION_STRUCTURES,
+                )
+
+    def queries_cls(self):
+        return ComLQQuery
+
+    def queries_namespace(self):
+        return NAME
+
+    def queries_lang(self):
+        return "en"
+
+
+def _judged_counts(qrels: ComLQQrels) -> dict[str, int]:
+    return dict(Counter(qrel.query_id for qrel in qrels.qrels_iter()))
+
+
+def _init():
+    documentation = Documentation(f"docs/{NAME}.yaml")
+    qrels = ComLQQrels(ZipExtract(_RELEASE, "dataset/qrels/test.tsv"))
+    queries = ComLQQueries(ZipExtract(_RELEASE, "dataset/queries.jsonl"), qrels)
+    docs = ComLQDocs(ZipExtract(_RELEASE, "dataset/corpus.jsonl"))
+
+    base = Dataset(docs, queries, qrels, documentation("_"))
+    ir_datasets.registry.register(NAME, base)
+
+    @lru_cache(maxsize=None)
+    def qids_of(structures: tuple[str, ...]):
+        return frozenset(q.query_id for q in queries.queries_iter() if q.structure in structures)
+
+    subsets = {}
+    groups = {s: (s,) for s in STRUCTURES}
+    groups["negation"] = NEGATION_STRUCTURES
+    for subset, structures in groups.items():
+        lazy_qids = lambda structures=structures: qids_of(structures)  # noqa: E731
+        subsets[subset] = Dataset(
+            docs,
+            FilteredQueries(queries, lazy_qids),
+            FilteredQrels(qrels, lazy_qids),
+            documentation(subset),
+        )
+        ir_datasets.registry.register(f"{NAME}/{subset}", subsets[subset])
+    return base, subsets
+
+
+base, subsets = _init()
