@@ -93,6 +93,8 @@ def java_home() -> str:
 def _patch_jnius_options(home: str) -> None:
     import jnius_config
 
+    if not jnius_config.vm_running and "-Dslf4j.internal.verbosity=WARN" not in jnius_config.get_options():
+        jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")  # no "Connected with provider" line
     if has_module(home, VECTOR_MODULE):
         return
     original = jnius_config.add_options

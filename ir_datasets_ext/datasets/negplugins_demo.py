@@ -1,0 +1,130 @@
+"""A small embedded demo dataset: exclusion, negation-pair and Boolean queries with explicit negatives.
+
+Written for this project and shipped inside the package, so ``negplugins demo`` runs with no network
+and no downloaded data. It mirrors the shapes of the real benchmarks: ExcluIR-style exclusion queries
+(one positive, one negative), NevIR-style negation pairs (two queries over two documents with mirrored
+labels) and BoolQuestions-style AND / OR / NOT questions (several positives and negatives).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import NamedTuple
+
+import ir_datasets
+from ir_datasets.datasets.base import Dataset
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.util import PackageDataFile
+
+from ..util import Documentation, FormatError, docstore, iter_jsonl, require_fields
+
+NAME = "negplugins-demo"
+
+QREL_DEFS = {
+    1: "Relevant: satisfies the query, including its exclusion or negation",
+    -1: "Explicit negative: on topic, but violates the query's exclusion or negation",
+}
+
+KINDS = ("exclusion", "negation-pair", "and", "or", "not")
+
+
+class DemoDoc(NamedTuple):
+    doc_id: str
+    text: str
+
+    def default_text(self):
+        return self.text
+
+
+class DemoQuery(NamedTuple):
+    query_id: str
+    text: str
+    kind: str  # one of KINDS
+
+    def default_text(self):
+        return self.text
+
+
+class DemoDocs(BaseDocs):
+    def __init__(self, streamer):
+        super().__init__()
+        self._streamer = streamer
+
+    def docs_iter(self):
+        with self._streamer.stream() as stream:
+            for line_number, record in iter_jsonl(stream, "negplugins-demo/docs.jsonl"):
+                require_fields(record, ("doc_id", "text"), "negplugins-demo/docs.jsonl", line_number)
+                yield DemoDoc(record["doc_id"], record["text"])
+
+    def docs_cls(self):
+        return DemoDoc
+
+    def docs_store(self, field="doc_id"):
+        return docstore(NAME, self.docs_iter, DemoDoc, count_hint=36)
+
+    def docs_count(self):
+        return self.docs_store().count()
+
+    def docs_namespace(self):
+        return NAME
+
+    def docs_lang(self):
+        return "en"
+
+
+class DemoQueries(BaseQueries):
+    def __init__(self, streamer):
+        super().__init__()
+        self._streamer = streamer
+
+    def queries_iter(self):
+        source = "negplugins-demo/queries.jsonl"
+        with self._streamer.stream() as stream:
+            for line_number, record in iter_jsonl(stream, source):
+                require_fields(record, ("query_id", "text", "kind"), source, line_number)
+                if record["kind"] not in KINDS:
+                    raise FormatError(f"{source}:{line_number}: kind {record['kind']!r} is not one of {', '.join(KINDS)}")
+                yield DemoQuery(record["query_id"], record["text"], record["kind"])
+
+    def queries_cls(self):
+        return DemoQuery
+
+    def queries_namespace(self):
+        return NAME
+
+    def queries_lang(self):
+        return "en"
+
+
+class DemoQrels(BaseQrels):
+    def __init__(self, streamer):
+        self._streamer = streamer
+
+    def qrels_iter(self):
+        with self._streamer.stream() as stream:
+            for line_number, line in enumerate(io.TextIOWrapper(stream, encoding="utf-8"), start=1):
+                fields = line.split()
+                if len(fields) != 3:
+                    raise FormatError(f"negplugins-demo/qrels.tsv:{line_number}: expected query_id, doc_id and label")
+                yield TrecQrel(fields[0], fields[1], int(fields[2]), "0")
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self):
+        return QREL_DEFS
+
+
+def _init():
+    documentation = Documentation(f"docs/{NAME}.yaml")
+
+    def data(name):
+        return PackageDataFile(f"etc/{NAME}/{name}", package="ir_datasets_ext")
+
+    base = Dataset(DemoDocs(data("docs.jsonl")), DemoQueries(data("queries.jsonl")), DemoQrels(data("qrels.tsv")),
+                   documentation("_"))
+    ir_datasets.registry.register(NAME, base)
+    return base
+
+
+base = _init()

@@ -1,0 +1,137 @@
+"""The ``negplugins`` command line: a thin layer over the Python API.
+
+Subcommands: ``topics``, ``index``, ``search bm25``, ``evaluate`` and ``demo``. Options follow
+Pyserini's names where they overlap (``--hits``, ``--k1``, ``--b``, ``--threads``). Errors a user can
+fix are printed as one line on standard error, with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from .errors import UserError
+
+__all__ = ["main", "build_parser"]
+
+_PROG = "negplugins"
+
+
+def _cmd_topics(args) -> int:
+    from .topics import write_topics
+
+    path, count = write_topics(args.dataset, args.output)
+    print(f"wrote {count} topics to {path}")
+    return 0
+
+
+def _cmd_index(args) -> int:
+    from .index import lucene_index
+
+    path, built = lucene_index(args.dataset, args.index, threads=args.threads, rebuild=args.rebuild,
+                               verbose=args.verbose)
+    print(f"{'built' if built else 'reusing up-to-date'} Lucene index {path}")
+    return 0
+
+
+def _cmd_search_bm25(args) -> int:
+    from .runners.bm25 import bm25_search
+
+    info = bm25_search(args.dataset, args.output, index=args.index, k1=args.k1, b=args.b, hits=args.hits,
+                       threads=args.threads, batch_size=args.batch_size, run_tag=args.run_tag)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output}")
+    return 0
+
+
+def _cmd_evaluate(args) -> int:
+    from .evaluation import evaluate
+
+    result = evaluate(args.dataset, args.run, measures=args.measures)
+    print(result.to_json() if args.json else result.to_table())
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    print(run_demo(args.workdir, threads=args.threads))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=_PROG, description="Negation, exclusion and Boolean-logic retrieval benchmarks for Pyserini, "
+                                "ir_datasets and ir_measures.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show progress logs of ir_datasets and Anserini")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = commands.add_parser("topics", help="write a Pyserini topic file (qid<TAB>text) for a dataset")
+    p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
+    p.add_argument("--output", "-o", help="topic file (default: topics/<dataset>.tsv)")
+    p.set_defaults(func=_cmd_topics)
+
+    p = commands.add_parser("index", help="build (or reuse) a Lucene index of a dataset's documents")
+    p.add_argument("dataset")
+    p.add_argument("--index", help="index folder (default: indexes/lucene/<corpus>)")
+    p.add_argument("--threads", type=int, default=1, help="indexing threads (default: 1)")
+    p.add_argument("--rebuild", action="store_true", help="build even if an up-to-date index exists")
+    p.set_defaults(func=_cmd_index)
+
+    search = commands.add_parser("search", help="run a retrieval system over a dataset and write a TREC run")
+    runners = search.add_subparsers(dest="runner", required=True, metavar="RUNNER")
+    p = runners.add_parser("bm25", help="Lucene BM25 (identical to python -m pyserini.search.lucene --bm25)")
+    p.add_argument("dataset")
+    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. runs/comlq/bm25.trec")
+    p.add_argument("--index", help="Lucene index (default: built or reused from the dataset)")
+    p.add_argument("--k1", type=float, default=0.9, help="BM25 k1 (default: 0.9, as Pyserini)")
+    p.add_argument("--b", type=float, default=0.4, help="BM25 b (default: 0.4, as Pyserini)")
+    p.add_argument("--hits", type=int, default=1000, help="documents per query (default: 1000, as Pyserini)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--run-tag", default="Anserini", help="last column of the run (default: Anserini, as Pyserini)")
+    p.set_defaults(func=_cmd_search_bm25)
+
+    p = commands.add_parser("evaluate", help="score a TREC run on a dataset, overall and per subset")
+    p.add_argument("dataset")
+    p.add_argument("run", help="TREC run file (6 columns; .gz accepted)")
+    p.add_argument("--measures", "-m", nargs="+", help="ir_measures names (default: nDCG@10 RR@10 R@100)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_cmd_evaluate)
+
+    p = commands.add_parser("demo", help="index the embedded demo dataset, run BM25 and evaluate it (offline)")
+    p.add_argument("--workdir", help="where to keep the index and run (default: a temporary folder)")
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def _quiet_logs() -> None:
+    logging.getLogger("ir_datasets").setLevel(logging.WARNING)
+    import os
+
+    os.environ.setdefault("IR_DATASETS_DL_DISABLE_PBAR", "true")
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.verbose:
+        _quiet_logs()
+    from ir_datasets_ext.download import DownloadError
+    from ir_datasets_ext.util import FormatError
+
+    try:
+        return args.func(args)
+    except (UserError, DownloadError, FormatError) as error:
+        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

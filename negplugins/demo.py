@@ -1,0 +1,38 @@
+"""End-to-end run on the embedded demo dataset: index, BM25, evaluation. Offline, in seconds."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .evaluation import evaluate
+from .index import lucene_index
+from .runners.bm25 import bm25_search
+
+__all__ = ["DEMO_DATASET", "DEMO_MEASURES", "run_demo"]
+
+DEMO_DATASET = "negplugins-demo"
+DEMO_MEASURES = ("nDCG@10", "RR@10", "R@100")
+
+
+def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
+    """Index the demo dataset, run BM25 over it and return the evaluation as a table.
+
+    Parameters
+    ----------
+    workdir : path, optional
+        Folder for the index and the run; a temporary folder (removed afterwards) when not given.
+    threads : int
+        Indexing and search threads.
+    """
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="negplugins-demo-") as tmp:
+            return run_demo(tmp, threads)
+    workdir = Path(workdir)
+    index, _ = lucene_index(DEMO_DATASET, workdir / "indexes" / "lucene" / DEMO_DATASET, threads=threads)
+    run = workdir / "runs" / DEMO_DATASET / "bm25.trec"
+    info = bm25_search(DEMO_DATASET, run, index=index, hits=100, threads=threads)
+    result = evaluate(DEMO_DATASET, run, measures=DEMO_MEASURES)
+    return (f"BM25 (k1={info['k1']}, b={info['b']}) on {DEMO_DATASET}: {info['queries']} queries, "
+            f"{info['lines']} run lines\n\n{result.to_table()}")
