@@ -1,0 +1,1 @@
+"""Retrieval systems that write standard TREC runs for any registered dataset."""
