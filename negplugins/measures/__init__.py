@@ -1,0 +1,30 @@
+"""Negation measures for ir_measures: DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall and LSNC.
+
+Importing this package registers them (see :func:`register`), after which ir_measures' own entry
+points accept them, also mixed with standard measures::
+
+    import ir_measures
+    import negplugins.measures
+    from negplugins.measures import RightRank, DeltaMRR
+
+    ir_measures.calc_aggregate([RightRank@10, DeltaMRR@10, ir_measures.nDCG@10], qrels, run)
+
+Negatives are judgements with relevance < 0. Rankings are by score descending with ties broken by
+doc_id descending, the trec_eval / pytrec_eval convention that ir_measures' default provider follows;
+PairedAcc compares raw scores, so a tie counts as wrong there. Each measure is averaged only over the
+queries it is defined on (see the suite's METRICS.md); values are never rounded. Qrels without
+negatives raise :class:`NoNegativesWarning` and the measures are absent from the results.
+"""
+
+from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, RightRank
+from .parsing import parse_measures
+from .provider import NoNegativesWarning, NoPairsWarning
+from .registration import register
+
+register()
+
+__all__ = [
+    'DeltaMRR', 'DeltaR', 'RightRank', 'PairedAcc', 'NegRecall', 'LSNC', 'MEASURES',
+    'NoNegativesWarning', 'NoPairsWarning',
+    'parse_measures', 'register',
+]

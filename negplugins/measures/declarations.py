@@ -1,0 +1,198 @@
+"""Declarations of the negation measures, in the manner of ir_measures' own (``_RR``, ``_Success``).
+
+A declaration says what a measure is called, which parameters it takes and where it comes from; the
+values are computed by :mod:`negplugins.measures.provider`. The exported objects carry their default
+cutoff explicitly, so ``RightRank``, ``RightRank@10`` and ``parse_measure("RightRank")`` are one and
+the same measure (and one key in ``calc_aggregate``'s result).
+
+Each measure is defined on some queries only (see the suite's METRICS.md): its ``DEFAULT``, the
+value ir_measures fills in for a qrels query a provider did not emit, is NaN ("undefined"), and its
+aggregator leaves those NaNs out of the mean.
+"""
+
+import math
+
+import ir_measures
+from ir_measures import measures
+
+EXCLUIR_CITATION = (
+    "Zhang et al. 2024. ExcluIR: Exclusionary Neural Information Retrieval."
+)
+NEVIR_CITATION = (
+    "Weller, Lawrie and Van Durme. 2024. NevIR: Negation in Neural Information Retrieval. EACL 2024."
+)
+BOOLQUESTIONS_CITATION = (
+    "Zhang et al. 2024. Does Dense Retrieval Understand Boolean Logic in Language?"
+)
+COMLQ_CITATION = (
+    "Xu et al. 2026. ComLQ: Benchmarking Complex Logical Queries in Information Retrieval. AAAI 2026. "
+    "arXiv:2511.12004."
+)
+
+
+def _cutoff(default):
+    """Return the ``cutoff`` parameter of a negation measure.
+
+    Parameters
+    ----------
+    default : int
+        The cutoff of the originating benchmark's official setting.
+
+    Returns
+    -------
+    ir_measures.measures.ParamInfo
+        An optional integer parameter with that default.
+    """
+    return measures.ParamInfo(dtype=int, required=False, default=default, desc='ranking cutoff threshold (k >= 1)')
+
+
+class DefinedMeanAgg(measures.MeanAgg):
+    """Mean over the queries on which a measure is defined; NaN values ("undefined") are skipped."""
+
+    def add(self, value):
+        """Add one per-query value unless it is NaN.
+
+        Parameters
+        ----------
+        value : float
+            The per-query value.
+        """
+        if not math.isnan(value):
+            super().add(value)
+
+
+class NegationMeasure(measures.Measure):
+    """Base of the negation measures: NaN default, means over defined queries, cutoff >= 1."""
+
+    DEFAULT = math.nan
+    CITATION = None
+
+    def aggregator(self):
+        """Return an aggregator that averages over the queries the measure is defined on.
+
+        Returns
+        -------
+        DefinedMeanAgg
+            Its result is NaN when no query was eligible.
+        """
+        return DefinedMeanAgg()
+
+    def validate_params(self):
+        """Validate the parameters as ir_measures does, and require a positive cutoff.
+
+        Raises
+        ------
+        ValueError
+            If the cutoff is below 1.
+        """
+        super().validate_params()
+        if 'cutoff' in self.SUPPORTED_PARAMS and self['cutoff'] < 1:
+            raise ValueError(f'{self.NAME} needs cutoff >= 1, got {self["cutoff"]}')
+
+    def calc_aggregate(self, qrels, run):
+        """Compute this measure's mean over its eligible queries.
+
+        Parameters
+        ----------
+        qrels : ir_measures qrels
+            Relevance judgements; negatives have relevance < 0.
+        run : ir_measures run
+            Scored documents.
+
+        Returns
+        -------
+        float or None
+            The mean, or None when no query is eligible (no value, rather than 0).
+        """
+        return ir_measures.calc_aggregate([self], qrels, run).get(self)
+
+
+class _DeltaMRR(NegationMeasure):
+    """
+    RR@k of the first positive minus RR@k of the first negative (qrels < 0), averaged over queries
+    with at least one positive and one negative. In [-1, 1]; higher is better.
+    """
+    __name__ = 'DeltaMRR'
+    NAME = __name__
+    PRETTY_NAME = 'Delta MRR at k'
+    SHORT_DESC = 'Reciprocal rank of the first positive minus that of the first negative.'
+    SUPPORTED_PARAMS = {'cutoff': _cutoff(10)}
+    CITATION = EXCLUIR_CITATION
+
+
+class _DeltaR(NegationMeasure):
+    """
+    Fraction of positives in the top k minus fraction of negatives (qrels < 0) in the top k,
+    averaged over queries with at least one positive and one negative. In [-1, 1].
+    """
+    __name__ = 'DeltaR'
+    NAME = __name__
+    PRETTY_NAME = 'Delta Recall at k'
+    SHORT_DESC = 'Recall@k of the positives minus recall@k of the negatives.'
+    SUPPORTED_PARAMS = {'cutoff': _cutoff(1)}
+    CITATION = EXCLUIR_CITATION
+
+
+class _RightRank(NegationMeasure):
+    """
+    1 if the best-ranked positive is in the top k and above every negative in the top k, else 0;
+    averaged over queries with at least one positive and one negative. ExcluIR calls it "RR", a
+    name ir_measures already gives to reciprocal rank.
+    """
+    __name__ = 'RightRank'
+    NAME = __name__
+    PRETTY_NAME = 'Right Rank at k'
+    SHORT_DESC = 'Whether the best positive is in the top k and above every negative there.'
+    SUPPORTED_PARAMS = {'cutoff': _cutoff(10)}
+    CITATION = EXCLUIR_CITATION
+
+
+class _PairedAcc(NegationMeasure):
+    """
+    NevIR paired accuracy. A pair is two queries sharing the same two judged documents with mirrored
+    labels; a query is correct when its positive scores strictly higher than its negative, a pair
+    when both queries are. Each query of a complete pair carries its pair's 0/1.
+    """
+    __name__ = 'PairedAcc'
+    NAME = __name__
+    PRETTY_NAME = 'Paired Accuracy'
+    SHORT_DESC = 'Fraction of mirrored query pairs in which both queries rank their positive first.'
+    SUPPORTED_PARAMS = {}
+    CITATION = NEVIR_CITATION
+
+
+class _NegRecall(NegationMeasure):
+    """
+    Fraction of the negatives (qrels < 0) in the top k, averaged over queries with at least one
+    negative. Lower is better.
+    """
+    __name__ = 'NegRecall'
+    NAME = __name__
+    PRETTY_NAME = 'Negative Recall at k'
+    SHORT_DESC = 'Fraction of the negatives retrieved in the top k (lower is better).'
+    SUPPORTED_PARAMS = {'cutoff': _cutoff(10)}
+    CITATION = BOOLQUESTIONS_CITATION
+
+
+class _LSNC(NegationMeasure):
+    """
+    -log((V + 1) / (k + 1)) / log(k + 1), V the number of negatives (qrels < 0) in the top k,
+    averaged over queries with at least one negative. 1 = no violation, 0 = all k violate.
+    """
+    __name__ = 'LSNC'
+    NAME = __name__
+    PRETTY_NAME = 'Log-Scaled Negation Compliance at k'
+    SHORT_DESC = 'Log-scaled share of the top k that does not violate the negation.'
+    SUPPORTED_PARAMS = {'cutoff': _cutoff(100)}
+    CITATION = COMLQ_CITATION
+
+
+DeltaMRR = _DeltaMRR(cutoff=10)
+DeltaR = _DeltaR(cutoff=1)
+RightRank = _RightRank(cutoff=10)
+PairedAcc = _PairedAcc()
+NegRecall = _NegRecall(cutoff=10)
+LSNC = _LSNC(cutoff=100)
+
+#: The exported measures, each with its default cutoff.
+MEASURES = (DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall, LSNC)

@@ -1,0 +1,105 @@
+"""Registration of the negation measures in ir_measures."""
+
+import ir_measures
+import pytest
+
+import negplugins.measures
+from negplugins.measures import (LSNC, DeltaMRR, DeltaR, NegRecall, NoNegativesWarning, NoPairsWarning, PairedAcc,
+                                 RightRank, parse_measures)
+
+ALL = [DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall, LSNC]
+QRELS = {'q1': {'p': 1, 'n': -1}, 'q2': {'a': 2, 'b': 1}}
+RUN = {'q1': {'n': 0.9, 'x': 0.8, 'p': 0.7}, 'q2': {'b': 0.5, 'a': 0.4}}
+
+
+def test_parse_measure_finds_our_names():
+    measure = ir_measures.parse_measure('RightRank@10')
+    assert measure == RightRank
+    assert measure.NAME == 'RightRank' and measure['cutoff'] == 10
+    assert ir_measures.parse_measure('LSNC@5')['cutoff'] == 5
+    assert ir_measures.parse_measure('PairedAcc') == PairedAcc
+
+
+@pytest.mark.parametrize('measure, text, cutoff', [
+    (DeltaMRR, 'DeltaMRR@10', 10), (DeltaR, 'DeltaR@1', 1), (RightRank, 'RightRank@10', 10),
+    (NegRecall, 'NegRecall@10', 10), (LSNC, 'LSNC@100', 100),
+])
+def test_default_cutoffs(measure, text, cutoff):
+    assert str(measure) == text
+    assert measure['cutoff'] == cutoff
+    assert type(measure)()['cutoff'] == cutoff  # the ParamInfo default
+    assert ir_measures.parse_measure(measure.NAME) == measure
+
+
+def test_declarations_carry_descriptions_and_citations():
+    assert str(PairedAcc) == 'PairedAcc'
+    for measure in ALL:
+        assert measure.PRETTY_NAME and measure.SHORT_DESC and measure.CITATION
+    assert 'ExcluIR' in RightRank.CITATION and 'NevIR' in PairedAcc.CITATION
+    assert 'Boolean' in NegRecall.CITATION and '2511.12004' in LSNC.CITATION
+
+
+def test_rr_is_still_reciprocal_rank():
+    assert ir_measures.parse_measure('RR') == ir_measures.RR
+    assert isinstance(ir_measures.parse_measure('RR@10'), ir_measures.measures._RR)
+    assert ir_measures.measures.registry['RR'].PRETTY_NAME == '(Mean) Reciprocal Rank'
+    # q1: positive at rank 3 -> 1/3; q2: first relevant at rank 1 -> 1
+    assert ir_measures.calc_aggregate([ir_measures.RR], QRELS, RUN)[ir_measures.RR] == pytest.approx((1 / 3 + 1) / 2)
+
+
+def test_mixed_with_standard_measures():
+    with pytest.warns(NoPairsWarning):
+        values = ir_measures.calc_aggregate([ir_measures.nDCG@10, *ALL], QRELS, RUN)
+    assert values[ir_measures.nDCG@10] == ir_measures.calc_aggregate([ir_measures.nDCG@10], QRELS, RUN)[
+        ir_measures.nDCG@10]
+    assert values[RightRank] == 0. and values[DeltaMRR] == pytest.approx(1 / 3 - 1)
+    assert PairedAcc not in values  # no NevIR pair in these qrels
+    per_query = {(str(m.measure), m.query_id)
+                 for m in ir_measures.iter_calc([ir_measures.nDCG@10, RightRank], QRELS, RUN)}
+    assert per_query == {('nDCG@10', 'q1'), ('nDCG@10', 'q2'), ('RightRank@10', 'q1')}
+
+
+def test_evaluator_and_calc():
+    evaluator = ir_measures.evaluator([RightRank, NegRecall], QRELS)
+    assert evaluator.calc_aggregate(RUN) == {RightRank: 0., NegRecall: 1.}
+    assert evaluator.calc_aggregate({'q1': {'p': 1., 'n': 0.}}) == {RightRank: 1., NegRecall: 1.}
+    aggregated, per_query = ir_measures.calc([RightRank, ir_measures.P@1], QRELS, RUN)
+    assert aggregated[RightRank] == 0. and [m.query_id for m in per_query if m.measure == RightRank] == ['q1']
+
+
+def test_unknown_name_suggests_close_names():
+    with pytest.raises(ValueError, match=r"unknown measure 'RightRnk@10'; did you mean RightRank\?"):
+        parse_measures('RightRnk@10')
+    with pytest.raises(ValueError, match='known measures: .*LSNC'):
+        parse_measures(['Zzzzzz'])
+
+
+def test_parse_measures_accepts_lists_strings_and_trec_style():
+    assert parse_measures('nDCG@10 RightRank LSNC_50 DeltaR.3') == [ir_measures.nDCG@10, RightRank@10, LSNC@50,
+                                                                    DeltaR@3]
+    assert parse_measures([PairedAcc, 'NegRecall@5']) == [PairedAcc, NegRecall@5]
+
+
+def test_no_negatives_warns_and_leaves_the_measures_out():
+    qrels = {'q': {'a': 1}}
+    with pytest.warns(NoNegativesWarning, match='no negative judgement'):
+        values = ir_measures.calc_aggregate([ir_measures.nDCG@10, *ALL], qrels, RUN)
+    assert set(values) == {ir_measures.nDCG@10}
+    with pytest.warns(NoNegativesWarning):
+        assert list(ir_measures.iter_calc(ALL, qrels, RUN)) == []
+    with pytest.warns(NoNegativesWarning):
+        assert RightRank.calc_aggregate(qrels, RUN) is None
+
+
+def test_register_is_idempotent():
+    negplugins.measures.register()
+    negplugins.measures.register()
+    assert ir_measures.measures.registry['RightRank'] is RightRank
+    assert sum(p.NAME == 'negplugins' for p in ir_measures.DefaultPipeline.providers) == 1
+    assert ir_measures.providers.registry['negplugins'] in ir_measures.DefaultPipeline.providers
+    assert ir_measures.calc_aggregate([RightRank], QRELS, RUN) == {RightRank: 0.}
+
+
+def test_cutoff_must_be_positive():
+    with pytest.raises(ValueError, match='cutoff >= 1'):
+        ir_measures.calc_aggregate([RightRank@0], QRELS, RUN)
