@@ -11,7 +11,8 @@ import ir_datasets
 from ir_datasets.datasets.base import YamlDocumentation
 from ir_datasets.indices import DEFAULT_DOCSTORE_OPTIONS, PickleLz4FullStore
 
-__all__ = ["Documentation", "FormatError", "iter_jsonl", "require_fields", "docstore"]
+__all__ = ["Documentation", "FormatError", "iter_jsonl", "require_fields", "docstore", "iter_json_array",
+           "iter_json_object_items"]
 
 
 class FormatError(ValueError):
@@ -73,3 +74,128 @@ def docstore(name: str, init_iter_fn: Callable, data_cls, count_hint=None,
         count_hint=count_hint,
         options=options,
     )
+
+
+# -- streaming parsers for single large JSON documents (added for ExcluIR, BoolQuestions, DuReader) -----
+
+class _JsonScanner:
+    """Incremental reader of one JSON document from a byte stream, value by value.
+
+    Only the value being decoded is held in memory, so JSON arrays and flat objects of any size stream.
+    """
+
+    def __init__(self, stream, source: str, chunk_size: int = 1 << 20):
+        self._text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+        self._source = source
+        self._chunk = chunk_size
+        self._buf = ""
+        self._pos = 0
+        self._eof = False
+        self._line = 1  # line number of self._buf[self._counted]
+        self._counted = 0
+        self._decoder = json.JSONDecoder()
+
+    def _fill(self) -> bool:
+        if self._eof:
+            return False
+        data = self._text.read(self._chunk)
+        if not data:
+            self._eof = True
+            return False
+        self._line += self._buf.count("\n", self._counted, self._pos)
+        self._buf = self._buf[self._pos:] + data
+        self._pos = self._counted = 0
+        return True
+
+    def where(self) -> str:
+        self._line += self._buf.count("\n", self._counted, self._pos)
+        self._counted = self._pos
+        return f"{self._source}:{self._line}"
+
+    def error(self, message: str) -> FormatError:
+        return FormatError(f"{self.where()}: {message}")
+
+    def peek(self) -> str:
+        """The next non-whitespace character ('' at the end of the file)."""
+        while True:
+            while self._pos < len(self._buf) and self._buf[self._pos] in " \t\r\n\ufeff":
+                self._pos += 1
+            if self._pos < len(self._buf):
+                return self._buf[self._pos]
+            if not self._fill():
+                return ""
+
+    def expect(self, chars: str, what: str) -> str:
+        char = self.peek()
+        if not char or char not in chars:
+            found = repr(char) if char else "the end of the file"
+            raise self.error(f"expected {what}, found {found}")
+        self._pos += 1
+        return char
+
+    def value(self, what: str = "a JSON value"):
+        self.peek()
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self._buf, self._pos)
+            except json.JSONDecodeError as error:
+                if self._fill():
+                    continue
+                raise self.error(f"not valid JSON where {what} was expected ({error.msg})") from None
+            if end >= len(self._buf) and not self._eof and self._fill():
+                continue  # a number may go on in the next chunk: decode again with more text
+            self._pos = end
+            return value
+
+
+def iter_json_array(stream, source: str) -> Iterator[tuple[str, int, Any]]:
+    """Yield ``(position, index, element)`` for each element of a JSON array, streaming.
+
+    ``position`` is ``"<source>:<line>"`` of the element's start (for error messages), ``index`` its
+    0-based position in the array.
+
+    Raises
+    ------
+    FormatError
+        The document is not a JSON array or is malformed; the message names the file and line.
+    """
+    scanner = _JsonScanner(stream, source)
+    scanner.expect("[", "a JSON array ('[')")
+    if scanner.peek() == "]":
+        scanner.expect("]", "']'")
+    else:
+        index = 0
+        while True:
+            scanner.peek()  # skip the whitespace before the element
+            position = scanner.where()
+            yield position, index, scanner.value(f"array element {index}")
+            index += 1
+            if scanner.expect(",]", f"',' or ']' after array element {index - 1}") == "]":
+                break
+    if scanner.peek():
+        raise scanner.error("unexpected text after the end of the JSON array")
+
+
+def iter_json_object_items(stream, source: str) -> Iterator[tuple[str, Any]]:
+    """Yield ``(key, value)`` for each member of one (flat or not) JSON object, streaming, in file order.
+
+    Raises
+    ------
+    FormatError
+        The document is not a JSON object or is malformed; the message names the file and line.
+    """
+    scanner = _JsonScanner(stream, source)
+    scanner.expect("{", "a JSON object ('{')")
+    if scanner.peek() == "}":
+        scanner.expect("}", "'}'")
+    else:
+        while True:
+            if scanner.peek() != '"':
+                raise scanner.error("expected a string key")
+            key = scanner.value("a key")
+            scanner.expect(":", f"':' after key {key!r}")
+            yield key, scanner.value(f"the value of key {key!r}")
+            if scanner.expect(",}", f"',' or '}}' after the value of key {key!r}") == "}":
+                break
+    if scanner.peek():
+        raise scanner.error("unexpected text after the end of the JSON object")

@@ -1,0 +1,267 @@
+"""BoolQuestions: AND / OR / NOT questions over MS MARCO and Natural Questions (Zhang et al., 2024).
+
+Per corpus (release folders ``MSMARCO`` and ``NaturalQuestions`` of ustc-zhangzm/BoolQuestions on the
+HuggingFace hub): ``eval.json`` (questions with ``qid``, ``question``, ``question_type``,
+``positive_ctxs`` and ``negative_ctxs``; a JSON array or JSON lines) and ``corpus.jsonl`` (``docid``,
+``doc``, and ``title`` for NQ). Registered ids: ``boolquestions/msmarco`` and ``boolquestions/nq``,
+each with the subsets ``/and``, ``/or`` and ``/not``. Corpora are streamed line by line (NQ's is 14.3 GB).
+
+Negative contexts whose ``passage_id`` is null are skipped; their number is given by
+``dataset.qrels_handler().skipped_null_passages()`` and logged as a warning after each qrels pass.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NamedTuple
+
+import ir_datasets
+from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+
+from ..download import VerifiedDownload
+from ..util import Documentation, FormatError, docstore, iter_json_array, iter_jsonl
+
+NAME = "boolquestions"
+
+_logger = logging.getLogger(__name__)
+
+#: The HF commit is only known by its prefix 084b967, so the URLs use ``resolve/main``; the SHA-256 seen
+#: at the first download is recorded and enforced afterwards (trust on first use).
+REVISION = "main"
+BASE_URL = f"https://huggingface.co/datasets/ustc-zhangzm/BoolQuestions/resolve/{REVISION}"
+
+QUESTION_TYPES = ("and", "or", "not")
+
+QREL_DEFS = {
+    1: "Positive passage: satisfies the Boolean question",
+    -1: "Explicit negative: a passage annotated as violating the question's Boolean logic "
+        "(for example it contains what a NOT question excludes)",
+}
+
+#: Registered corpus name -> (release folder, whether corpus rows have a title).
+CORPORA = {
+    "msmarco": ("MSMARCO", False),
+    "nq": ("NaturalQuestions", True),
+}
+
+
+def _download(folder, file):
+    return VerifiedDownload(benchmark=NAME, file=f"{folder}/{file}", url=f"{BASE_URL}/{folder}/{file}")
+
+
+_FILES = {name: {"eval": _download(folder, "eval.json"), "corpus": _download(folder, "corpus.jsonl")}
+          for name, (folder, _) in CORPORA.items()}
+
+
+class BoolQuestionsDoc(NamedTuple):
+    doc_id: str
+    text: str
+    title: str  # '' for MS MARCO, which has no titles
+
+    def default_text(self):
+        return f"{self.title} {self.text}" if self.title else self.text
+
+
+class BoolQuestionsQuery(NamedTuple):
+    query_id: str
+    text: str
+    question_type: str  # and | or | not
+
+    def default_text(self):
+        return self.text
+
+
+class _Question(NamedTuple):
+    query: BoolQuestionsQuery
+    positives: list
+    negatives: list
+    null_negatives: int
+
+
+def _id(value, source, where, field):
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise FormatError(f"{source}:{where}: {field} is {type(value).__name__}, expected a string or integer id")
+    return str(value)
+
+
+def _iter_records(streamer, source):
+    """``(where, record)`` for each question of ``eval.json``, a JSON array or JSON lines."""
+    with streamer.stream() as stream:
+        first = b""
+        while True:
+            chunk = stream.read(4096)
+            if not chunk:
+                break
+            first = chunk.lstrip()
+            if first:
+                break
+    with streamer.stream() as stream:
+        if first[:1] == b"[":
+            for position, index, record in iter_json_array(stream, source):
+                yield f"{position.rsplit(':', 1)[1]} (question {index})", record
+        else:
+            for line_number, record in iter_jsonl(stream, source):
+                yield line_number, record
+
+
+def iter_questions(streamer, source):
+    """Yield validated :class:`_Question` records of an ``eval.json`` stream."""
+    for where, record in _iter_records(streamer, source):
+        if not isinstance(record, dict):
+            raise FormatError(f"{source}:{where}: expected a JSON object, got {type(record).__name__}")
+        for field in ("qid", "question", "question_type", "positive_ctxs", "negative_ctxs"):
+            if field not in record:
+                raise FormatError(f"{source}:{where}: missing field {field!r}")
+        qid = _id(record["qid"], source, where, "qid")
+        if not isinstance(record["question"], str):
+            raise FormatError(f"{source}:{where}: field 'question' is {type(record['question']).__name__}, expected str")
+        question_type = record["question_type"]
+        if question_type not in QUESTION_TYPES:
+            raise FormatError(f"{source}:{where}: question_type {question_type!r} is not one of "
+                              f"{', '.join(QUESTION_TYPES)}")
+        lists = {}
+        nulls = 0
+        for field in ("positive_ctxs", "negative_ctxs"):
+            contexts = record[field]
+            if not isinstance(contexts, list):
+                raise FormatError(f"{source}:{where}: field {field!r} is {type(contexts).__name__}, expected a list")
+            ids = []
+            for i, context in enumerate(contexts):
+                if not isinstance(context, dict) or "passage_id" not in context:
+                    raise FormatError(f"{source}:{where}: {field}[{i}] has no 'passage_id'")
+                if context["passage_id"] is None:
+                    if field == "positive_ctxs":
+                        raise FormatError(f"{source}:{where}: {field}[{i}] has a null passage_id")
+                    nulls += 1
+                    continue
+                ids.append(_id(context["passage_id"], source, where, f"{field}[{i}].passage_id"))
+            lists[field] = ids
+        yield _Question(BoolQuestionsQuery(qid, record["question"], question_type),
+                        lists["positive_ctxs"], lists["negative_ctxs"], nulls)
+
+
+class BoolQuestionsDocs(BaseDocs):
+    def __init__(self, streamer, name):
+        super().__init__()
+        self._streamer = streamer
+        self._name = name
+        self._source = f"{CORPORA[name][0]}/corpus.jsonl"
+        self._has_titles = CORPORA[name][1]
+
+    @ir_datasets.util.use_docstore
+    def docs_iter(self):
+        source = self._source
+        with self._streamer.stream() as stream:
+            for line_number, record in iter_jsonl(stream, source):
+                for field in ("docid", "doc") + (("title",) if self._has_titles else ()):
+                    if field not in record:
+                        raise FormatError(f"{source}:{line_number}: missing field {field!r}")
+                doc_id = _id(record["docid"], source, line_number, "docid")
+                text, title = record["doc"], record.get("title", "") if self._has_titles else ""
+                if not isinstance(text, str) or not isinstance(title, str):
+                    raise FormatError(f"{source}:{line_number}: fields 'doc' and 'title' must be strings")
+                yield BoolQuestionsDoc(doc_id, text, title)
+
+    def docs_cls(self):
+        return BoolQuestionsDoc
+
+    def docs_store(self, field="doc_id"):
+        return docstore(f"{NAME}/docs-{self._name}", self.docs_iter, BoolQuestionsDoc,
+                        count_hint=8841823 if self._name == "msmarco" else None)
+
+    def docs_count(self):
+        if self.docs_store().built():
+            return self.docs_store().count()
+        return None
+
+    def docs_namespace(self):
+        return f"{NAME}/{self._name}"
+
+    def docs_lang(self):
+        return "en"
+
+
+class BoolQuestionsQueries(BaseQueries):
+    def __init__(self, streamer, name):
+        super().__init__()
+        self._streamer = streamer
+        self._source = f"{CORPORA[name][0]}/eval.json"
+        self._name = name
+
+    def queries_iter(self):
+        for question in iter_questions(self._streamer, self._source):
+            yield question.query
+
+    def queries_cls(self):
+        return BoolQuestionsQuery
+
+    def queries_namespace(self):
+        return f"{NAME}/{self._name}"
+
+    def queries_lang(self):
+        return "en"
+
+
+class BoolQuestionsQrels(BaseQrels):
+    def __init__(self, streamer, name):
+        self._streamer = streamer
+        self._source = f"{CORPORA[name][0]}/eval.json"
+
+    def qrels_iter(self, query_ids=None):
+        skipped = 0
+        for question in iter_questions(self._streamer, self._source):
+            qid = question.query.query_id
+            if query_ids is not None and qid not in query_ids:
+                continue
+            skipped += question.null_negatives
+            for doc_id in question.positives:
+                yield TrecQrel(qid, doc_id, 1, "0")
+            for doc_id in question.negatives:
+                yield TrecQrel(qid, doc_id, -1, "0")
+        if skipped:
+            _logger.warning(f"{self._source}: skipped {skipped} negative context(s) with a null passage_id")
+
+    def skipped_null_passages(self, query_ids=None) -> int:
+        """Number of negative contexts without a passage id (left out of the qrels)."""
+        return sum(q.null_negatives for q in iter_questions(self._streamer, self._source)
+                   if query_ids is None or q.query.query_id in query_ids)
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self):
+        return QREL_DEFS
+
+
+class _FilteredBoolQrels(FilteredQrels):
+    def skipped_null_passages(self) -> int:
+        return self._qrels_handler.skipped_null_passages(self._lazy_qids())
+
+
+def _init():
+    documentation = Documentation(f"docs/{NAME}.yaml")
+    bases, subsets = {}, {}
+    for name in CORPORA:
+        files = _FILES[name]
+        docs = BoolQuestionsDocs(files["corpus"], name)
+        queries = BoolQuestionsQueries(files["eval"], name)
+        qrels = BoolQuestionsQrels(files["eval"], name)
+        bases[name] = Dataset(docs, queries, qrels, documentation(name))
+        ir_datasets.registry.register(f"{NAME}/{name}", bases[name])
+        for question_type in QUESTION_TYPES:
+            def lazy_qids(queries=queries, question_type=question_type):
+                return frozenset(q.query_id for q in queries.queries_iter() if q.question_type == question_type)
+
+            subset = Dataset(
+                docs,
+                FilteredQueries(queries, lazy_qids),
+                _FilteredBoolQrels(qrels, lazy_qids),
+                documentation(f"{name}/{question_type}"),
+            )
+            subsets[f"{name}/{question_type}"] = subset
+            ir_datasets.registry.register(f"{NAME}/{name}/{question_type}", subset)
+    return bases, subsets
+
+
+bases, subsets = _init()

@@ -1,0 +1,406 @@
+"""DuReader-retrieval: Chinese passage retrieval from web search (Qiu et al., EMNLP 2022).
+
+Two versions of the dev set are registered:
+
+``dureader-retrieval/dev``
+    The official baseline tarball from Baidu BOS: 2,000 dev questions (``dev/dev.json``) over the full
+    collection of about 8.09M passages (``passage-collection/part-00`` .. ``part-03``, RocketQA
+    TAB-separated lines, with ``passage2id.map.json`` mapping the global line number to the passage id).
+    On first use the needed members are extracted once into the cache (atomically); nothing else of the
+    tarball is kept. ``dureader-retrieval`` is the collection alone.
+``dureader-retrieval/dev-100k``
+    The C-MTEB copy (parquet on the HuggingFace hub): the same 2,000 questions over 100,001 passages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import NamedTuple
+
+import ir_datasets
+from ir_datasets.datasets.base import Dataset
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+
+from ..download import VerifiedDownload
+from ..util import Documentation, FormatError, docstore, iter_json_object_items, iter_jsonl, require_fields
+
+NAME = "dureader-retrieval"
+BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror
+
+QREL_DEFS = {1: "Answer paragraph of the question (manually checked for the dev set)"}
+
+TARBALL = "dureader-retrieval-baseline-dataset.tar.gz"
+_TARBALL = VerifiedDownload(
+    benchmark=BENCHMARK,
+    file=TARBALL,
+    url=f"https://dataset-bj.cdn.bcebos.com/qianyan/{TARBALL}",
+)  # no published checksum: trust on first use
+
+PARTS = tuple(f"passage-collection/part-0{i}" for i in range(4))
+#: Accepted locations (inside the tarball, below at most one leading folder) of each needed member.
+MEMBERS = {
+    **{part: (part,) for part in PARTS},
+    "passage2id.map.json": ("passage-collection/passage2id.map.json", "passage2id.map.json"),
+    "dev/dev.json": ("dev/dev.json",),
+}
+
+# C-MTEB copy, pinned to the revisions used by mteb; sizes and SHA-256 as published with them.
+CMTEB_REVISION = "a1a333e290fe30b10f3f56498e3a0d911a693ced"
+CMTEB_QRELS_REVISION = "497b7bd1bbb25cb3757ff34d95a8be50a3de2279"
+CMTEB_FILES = {
+    "corpus": VerifiedDownload(
+        benchmark=BENCHMARK,
+        file="C-MTEB/DuRetrieval/data/corpus-00000-of-00001-19b9e924cb33e4d5.parquet",
+        url=f"https://huggingface.co/datasets/C-MTEB/DuRetrieval/resolve/{CMTEB_REVISION}/data/"
+            f"corpus-00000-of-00001-19b9e924cb33e4d5.parquet",
+        sha256="d4b4eb51b63549ef0851a15fc63c2a61b703dce95e3727b535a08f7ba1d14424",
+        size=64412709,
+    ),
+    "queries": VerifiedDownload(
+        benchmark=BENCHMARK,
+        file="C-MTEB/DuRetrieval/data/queries-00000-of-00001-7c7edb40be6b560c.parquet",
+        url=f"https://huggingface.co/datasets/C-MTEB/DuRetrieval/resolve/{CMTEB_REVISION}/data/"
+            f"queries-00000-of-00001-7c7edb40be6b560c.parquet",
+        sha256="62ac55e764bffd4ffceb0aa51e7a536a0e5932f23c8606566906db6a9efb4b94",
+        size=118461,
+    ),
+    "qrels": VerifiedDownload(
+        benchmark=BENCHMARK,
+        file="C-MTEB/DuRetrieval-qrels/data/dev-00000-of-00001-d3c385852a7c0c9d.parquet",
+        url=f"https://huggingface.co/datasets/C-MTEB/DuRetrieval-qrels/resolve/{CMTEB_QRELS_REVISION}/data/"
+            f"dev-00000-of-00001-d3c385852a7c0c9d.parquet",
+        sha256="c87e7c16f535a98b29ee0ebf6977639c793e3bd149c04634a1810273cfd3c3e5",
+        size=420443,
+    ),
+}
+CMTEB_COLUMNS = {"corpus": ("id", "text"), "queries": ("id", "text"), "qrels": ("qid", "pid", "score")}
+
+
+class DuReaderDoc(NamedTuple):
+    doc_id: str
+    text: str
+
+    def default_text(self):
+        return self.text
+
+
+class DuReaderQuery(NamedTuple):
+    query_id: str
+    text: str
+
+    def default_text(self):
+        return self.text
+
+
+# -- the official tarball ------------------------------------------------------------------------
+
+def _member_key(name: str) -> str | None:
+    """The key of :data:`MEMBERS` a tar member stands for (with or without one leading folder)."""
+    name = name[2:] if name.startswith("./") else name
+    candidates = [name]
+    if "/" in name:
+        candidates.append(name.split("/", 1)[1])
+    for candidate in candidates:
+        for key, locations in MEMBERS.items():
+            if candidate in locations:
+                return key
+    return None
+
+
+class BaselineExtract:
+    """The needed members of the baseline tarball, extracted once into ``$IR_DATASETS_HOME``."""
+
+    def __init__(self, tarball):
+        self._tarball = tarball
+
+    def directory(self) -> Path:
+        return ir_datasets.util.home_path() / BENCHMARK / "baseline"
+
+    def path(self, key: str) -> Path:
+        target = self.directory()
+        if not target.exists():
+            self._extract(target)
+        return target / key
+
+    def _extract(self, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="baseline.", suffix=".tmp", dir=target.parent))
+        try:
+            found, seen = {}, []
+            with self._tarball.stream() as stream, tarfile.open(fileobj=stream, mode="r|gz") as tar:
+                for member in tar:
+                    if len(seen) < 20:
+                        seen.append(member.name)
+                    key = _member_key(member.name)
+                    if key is None or not member.isfile():
+                        continue
+                    if key in found:
+                        raise FormatError(f"{TARBALL}: both {found[key]} and {member.name} stand for {key}")
+                    found[key] = member.name
+                    out_path = tmp / key
+                    out_path.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as src, open(out_path, "wb") as out:
+                        shutil.copyfileobj(src, out, 1 << 20)
+                    if len(found) == len(MEMBERS):
+                        break
+            missing = [key for key in MEMBERS if key not in found]
+            if missing:
+                expected = "; ".join(" or ".join(MEMBERS[key]) for key in missing)
+                raise FormatError(
+                    f"{TARBALL}: member(s) not found (directly or below one leading folder): {expected}. "
+                    f"First members of the tarball: {', '.join(seen) or 'none'}")
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+
+
+def _passage_ids(map_path: Path):
+    """``lookup(line_number)`` over ``passage2id.map.json``, streaming when the keys come in order."""
+    source = "passage2id.map.json"
+    stack = contextlib.ExitStack()
+    items = iter_json_object_items(stack.enter_context(open(map_path, "rb")), source)
+    pending = {}
+
+    def lookup(line_number: int, where: str) -> str:
+        key = str(line_number)
+        if key in pending:
+            value = pending.pop(key)
+        else:
+            for k, value in items:
+                if k == key:
+                    break
+                pending[k] = value
+            else:
+                raise FormatError(f"{source}: no passage id for line {key} ({where})")
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise FormatError(f"{source}: the id of line {key} is {value!r}, expected a string or integer")
+        return str(value)
+
+    def leftover() -> list:
+        return list(pending) + [k for k, _ in items]
+
+    return lookup, leftover, stack
+
+
+class DuReaderCollection(BaseDocs):
+    def __init__(self, extract: BaselineExtract):
+        super().__init__()
+        self._extract = extract
+
+    @ir_datasets.util.use_docstore
+    def docs_iter(self):
+        lookup, leftover, stack = _passage_ids(self._extract.path("passage2id.map.json"))
+        with stack:
+            global_line = 0
+            for part in PARTS:
+                with open(self._extract.path(part), "rb") as raw:
+                    text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+                    for line_number, line in enumerate(text, start=1):
+                        fields = line.rstrip("\r\n").split("\t")
+                        if len(fields) != 4:
+                            raise FormatError(
+                                f"{part}:{line_number}: expected 4 TAB-separated fields ('-', '', text, '0'), "
+                                f"found {len(fields)}")
+                        doc_id = lookup(global_line, f"{part}:{line_number}")
+                        global_line += 1
+                        yield DuReaderDoc(doc_id, fields[2])
+            extra = leftover()
+            if extra:
+                raise FormatError(f"passage2id.map.json: {len(extra)} id(s) for lines beyond the "
+                                  f"{global_line} passages of the collection (first: {extra[0]!r})")
+
+    def docs_cls(self):
+        return DuReaderDoc
+
+    def docs_store(self, field="doc_id"):
+        return docstore(f"{BENCHMARK}/docs-full", self.docs_iter, DuReaderDoc, count_hint=8096668)
+
+    def docs_count(self):
+        if self.docs_store().built():
+            return self.docs_store().count()
+        return None
+
+    def docs_namespace(self):
+        return NAME
+
+    def docs_lang(self):
+        return "zh"
+
+
+def iter_dev(extract: BaselineExtract):
+    """``(query, paragraph_ids)`` for each line of ``dev/dev.json``."""
+    source = "dev/dev.json"
+    with open(extract.path("dev/dev.json"), "rb") as stream:
+        for line_number, record in iter_jsonl(stream, source):
+            require_fields(record, ("question_id", "question"), source, line_number, types=(str, int))
+            if not isinstance(record["question"], str):
+                raise FormatError(f"{source}:{line_number}: field 'question' is "
+                                  f"{type(record['question']).__name__}, expected str")
+            paragraphs = record.get("answer_paragraphs")
+            if not isinstance(paragraphs, list):
+                raise FormatError(f"{source}:{line_number}: field 'answer_paragraphs' is missing or not a list")
+            ids = []
+            for i, paragraph in enumerate(paragraphs):
+                if not isinstance(paragraph, dict) or isinstance(paragraph.get("paragraph_id"), bool) \
+                        or not isinstance(paragraph.get("paragraph_id"), (str, int)):
+                    raise FormatError(f"{source}:{line_number}: answer_paragraphs[{i}] has no paragraph_id")
+                if str(paragraph["paragraph_id"]) not in ids:
+                    ids.append(str(paragraph["paragraph_id"]))
+            yield DuReaderQuery(str(record["question_id"]), record["question"]), ids
+
+
+class DuReaderDevQueries(BaseQueries):
+    def __init__(self, extract):
+        super().__init__()
+        self._extract = extract
+
+    def queries_iter(self):
+        for query, _ in iter_dev(self._extract):
+            yield query
+
+    def queries_cls(self):
+        return DuReaderQuery
+
+    def queries_namespace(self):
+        return NAME
+
+    def queries_lang(self):
+        return "zh"
+
+
+class DuReaderDevQrels(BaseQrels):
+    def __init__(self, extract):
+        self._extract = extract
+
+    def qrels_iter(self):
+        for query, ids in iter_dev(self._extract):
+            for doc_id in ids:
+                yield TrecQrel(query.query_id, doc_id, 1, "0")
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self):
+        return QREL_DEFS
+
+
+# -- the C-MTEB copy -----------------------------------------------------------------------------
+
+def iter_parquet(download: VerifiedDownload, columns: tuple[str, ...]):
+    """Rows of a parquet file as tuples of ``columns``, in batches; clear error if a column is missing."""
+    import pyarrow.parquet as pq
+
+    path = download.path()  # download errors pass through unchanged
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as error:  # pyarrow raises ArrowInvalid and friends
+        raise FormatError(f"{download.file}: not a readable parquet file ({error})") from error
+    found = parquet.schema_arrow.names
+    missing = [c for c in columns if c not in found]
+    if missing:
+        raise FormatError(f"{download.file}: missing column(s) {', '.join(missing)}; expected "
+                          f"{', '.join(columns)}, found {', '.join(found)}")
+    row = 0
+    for batch in parquet.iter_batches(batch_size=8192, columns=list(columns)):
+        values = [batch.column(i).to_pylist() for i in range(len(columns))]
+        for record in zip(*values):
+            if any(v is None for v in record):
+                raise FormatError(f"{download.file}: row {row}: null value in {dict(zip(columns, record))}")
+            yield row, record
+            row += 1
+
+
+class CMTEBDocs(BaseDocs):
+    def __init__(self, download):
+        super().__init__()
+        self._download = download
+
+    @ir_datasets.util.use_docstore
+    def docs_iter(self):
+        for row, (doc_id, text) in iter_parquet(self._download, CMTEB_COLUMNS["corpus"]):
+            if not isinstance(text, str):
+                raise FormatError(f"{self._download.file}: row {row}: text is {type(text).__name__}, expected str")
+            yield DuReaderDoc(str(doc_id), text)
+
+    def docs_cls(self):
+        return DuReaderDoc
+
+    def docs_store(self, field="doc_id"):
+        return docstore(f"{BENCHMARK}/docs-c-mteb", self.docs_iter, DuReaderDoc, count_hint=100001)
+
+    def docs_count(self):
+        if self.docs_store().built():
+            return self.docs_store().count()
+        return None
+
+    def docs_namespace(self):
+        return f"{NAME}/c-mteb"
+
+    def docs_lang(self):
+        return "zh"
+
+
+class CMTEBQueries(BaseQueries):
+    def __init__(self, download):
+        super().__init__()
+        self._download = download
+
+    def queries_iter(self):
+        for row, (query_id, text) in iter_parquet(self._download, CMTEB_COLUMNS["queries"]):
+            if not isinstance(text, str):
+                raise FormatError(f"{self._download.file}: row {row}: text is {type(text).__name__}, expected str")
+            yield DuReaderQuery(str(query_id), text)
+
+    def queries_cls(self):
+        return DuReaderQuery
+
+    def queries_namespace(self):
+        return NAME
+
+    def queries_lang(self):
+        return "zh"
+
+
+class CMTEBQrels(BaseQrels):
+    def __init__(self, download):
+        self._download = download
+
+    def qrels_iter(self):
+        for row, (qid, pid, score) in iter_parquet(self._download, CMTEB_COLUMNS["qrels"]):
+            try:
+                relevance = int(score)
+            except (TypeError, ValueError):
+                raise FormatError(f"{self._download.file}: row {row}: score {score!r} is not an integer") from None
+            yield TrecQrel(str(qid), str(pid), relevance, "0")
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self):
+        return QREL_DEFS
+
+
+def _init():
+    documentation = Documentation("docs/dureader_retrieval.yaml")
+    extract = BaselineExtract(_TARBALL)
+    collection = DuReaderCollection(extract)
+    base = Dataset(collection, documentation("_"))
+    ir_datasets.registry.register(NAME, base)
+    subsets = {
+        "dev": Dataset(collection, DuReaderDevQueries(extract), DuReaderDevQrels(extract), documentation("dev")),
+        "dev-100k": Dataset(CMTEBDocs(CMTEB_FILES["corpus"]), CMTEBQueries(CMTEB_FILES["queries"]),
+                            CMTEBQrels(CMTEB_FILES["qrels"]), documentation("dev-100k")),
+    }
+    for subset, dataset in subsets.items():
+        ir_datasets.registry.register(f"{NAME}/{subset}", dataset)
+    return base, subsets
+
+
+base, subsets = _init()

@@ -1,0 +1,168 @@
+"""ExcluIR: exclusionary queries over a HotpotQA-based corpus (Zhang et al., arXiv 2404.19230).
+
+Two JSON files on Google Drive: ``corpus.json`` (a JSON array of passage strings; id = 0-based position)
+and ``test_manual_final.json`` (a JSON array of 3,452 query objects; id = 0-based position; query text
+``RQ_rewrite``; ``corpus_sub_index`` = ``[negative_index, positive_index]``). Registered ids:
+``excluir`` (the corpus) and ``excluir/test`` (the benchmark). Both files are parsed streaming.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import ir_datasets
+from ir_datasets.datasets.base import Dataset
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+
+from ..download import VerifiedDownload
+from ..gdrive import GoogleDriveSource
+from ..util import Documentation, FormatError, docstore, iter_json_array
+
+NAME = "excluir"
+
+QREL_DEFS = {
+    1: "Positive: the passage answers the query while respecting its exclusion",
+    -1: "Explicit negative: the passage matches the query but contains what the query excludes",
+}
+
+# File ids from the authors' Drive folder (as used by github.com/thijmennijdam/NevIR-reproducibility,
+# src/preprocess_data/data.py). No checksum is published: the SHA-256 is recorded at the first download.
+_CORPUS = VerifiedDownload(
+    benchmark=NAME,
+    file="corpus.json",
+    url="https://drive.google.com/uc?export=download&id=18-ODtPKGH3KC3_KijoobPHbxzDHWeUYv",
+    source=GoogleDriveSource,
+)
+_TEST = VerifiedDownload(
+    benchmark=NAME,
+    file="test_manual_final.json",
+    url="https://drive.google.com/uc?export=download&id=1PwDeIPdGu4T2uCdhvzdVepdqdV6CzzgL",
+    source=GoogleDriveSource,
+)
+
+
+class ExcluIRDoc(NamedTuple):
+    doc_id: str
+    text: str
+
+    def default_text(self):
+        return self.text
+
+
+class ExcluIRQuery(NamedTuple):
+    query_id: str
+    text: str  # RQ_rewrite, the exclusionary query
+    positive_doc_id: str
+    negative_doc_id: str
+
+    def default_text(self):
+        return self.text
+
+
+def _index(value, source, position, field):
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not value.isdigit()):
+        raise FormatError(f"{source}:{position}: {field} holds {value!r}, expected a non-negative document index")
+    if isinstance(value, int) and value < 0:
+        raise FormatError(f"{source}:{position}: {field} holds {value!r}, expected a non-negative document index")
+    return str(int(value))
+
+
+def iter_excluir_queries(streamer, source="test_manual_final.json"):
+    """Yield :class:`ExcluIRQuery` from a ``test_manual_final.json`` stream, validating each object."""
+    with streamer.stream() as stream:
+        for position, index, record in iter_json_array(stream, source):
+            where = f"{position.split(':', 1)[1]} (query {index})"
+            if not isinstance(record, dict):
+                raise FormatError(f"{source}:{where}: expected a JSON object, got {type(record).__name__}")
+            for field, kind in (("RQ_rewrite", str), ("corpus_sub_index", list)):
+                if field not in record:
+                    raise FormatError(f"{source}:{where}: missing field {field!r}")
+                if not isinstance(record[field], kind):
+                    raise FormatError(
+                        f"{source}:{where}: field {field!r} is {type(record[field]).__name__}, expected {kind.__name__}")
+            pair = record["corpus_sub_index"]
+            if len(pair) != 2:
+                raise FormatError(
+                    f"{source}:{where}: corpus_sub_index has {len(pair)} entries, expected [negative, positive]")
+            negative = _index(pair[0], source, where, "corpus_sub_index[0]")
+            positive = _index(pair[1], source, where, "corpus_sub_index[1]")
+            yield ExcluIRQuery(str(index), record["RQ_rewrite"], positive, negative)
+
+
+class ExcluIRDocs(BaseDocs):
+    def __init__(self, streamer):
+        super().__init__()
+        self._streamer = streamer
+
+    @ir_datasets.util.use_docstore
+    def docs_iter(self):
+        source = "corpus.json"
+        with self._streamer.stream() as stream:
+            for position, index, text in iter_json_array(stream, source):
+                if not isinstance(text, str):
+                    raise FormatError(f"{position} (document {index}): expected a string, got {type(text).__name__}")
+                yield ExcluIRDoc(str(index), text)
+
+    def docs_cls(self):
+        return ExcluIRDoc
+
+    def docs_store(self, field="doc_id"):
+        return docstore(NAME, self.docs_iter, ExcluIRDoc, count_hint=90406)
+
+    def docs_count(self):
+        if self.docs_store().built():
+            return self.docs_store().count()
+        return None
+
+    def docs_namespace(self):
+        return NAME
+
+    def docs_lang(self):
+        return "en"
+
+
+class ExcluIRQueries(BaseQueries):
+    def __init__(self, streamer):
+        super().__init__()
+        self._streamer = streamer
+
+    def queries_iter(self):
+        return iter_excluir_queries(self._streamer)
+
+    def queries_cls(self):
+        return ExcluIRQuery
+
+    def queries_namespace(self):
+        return NAME
+
+    def queries_lang(self):
+        return "en"
+
+
+class ExcluIRQrels(BaseQrels):
+    def __init__(self, streamer):
+        self._streamer = streamer
+
+    def qrels_iter(self):
+        for query in iter_excluir_queries(self._streamer):
+            yield TrecQrel(query.query_id, query.positive_doc_id, 1, "0")
+            yield TrecQrel(query.query_id, query.negative_doc_id, -1, "0")
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self):
+        return QREL_DEFS
+
+
+def _init():
+    documentation = Documentation(f"docs/{NAME}.yaml")
+    docs = ExcluIRDocs(_CORPUS)
+    base = Dataset(docs, documentation("_"))
+    ir_datasets.registry.register(NAME, base)
+    test = Dataset(docs, ExcluIRQueries(_TEST), ExcluIRQrels(_TEST), documentation("test"))
+    ir_datasets.registry.register(f"{NAME}/test", test)
+    return base, {"test": test}
+
+
+base, subsets = _init()

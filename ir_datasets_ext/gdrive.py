@@ -1,0 +1,170 @@
+"""Google Drive downloads, including the confirmation step for large files.
+
+For files too large to be virus-scanned, ``drive.google.com/uc?export=download&id=<id>`` answers with an
+HTML page instead of the file. Two generations of that page exist:
+
+* the old one sets a cookie ``download_warning_<...>=<token>`` (and links to ``/uc?...&confirm=<token>``);
+  the download is repeated with ``confirm=<token>``;
+* the current one holds a form ``<form id="download-form" action="https://drive.usercontent.google.com/download">``
+  with hidden inputs ``id``, ``export``, ``confirm`` and ``uuid``; the download is the form's GET request.
+
+:class:`GoogleDriveSource` handles both and plugs into :class:`ir_datasets_ext.download.VerifiedDownload`
+through its ``source=`` parameter; the bytes are then checked like any other download.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from html.parser import HTMLParser
+from typing import NamedTuple
+from urllib.parse import parse_qs, urljoin, urlparse
+
+import ir_datasets
+
+from .download import DownloadError
+
+__all__ = ["GoogleDriveSource", "ConfirmRequest", "drive_file_id", "drive_url", "parse_confirmation"]
+
+USERCONTENT_DOWNLOAD = "https://drive.usercontent.google.com/download"
+_MAX_PAGE = 1 << 20  # an HTML answer larger than this is not a confirmation page
+
+
+class ConfirmRequest(NamedTuple):
+    """The request that fetches the file after a confirmation page: ``GET url?params``."""
+
+    url: str
+    params: dict
+
+
+def drive_file_id(url: str) -> str:
+    """The file id of a Google Drive URL (``uc?id=...``, ``open?id=...`` or ``/file/d/<id>/...``)."""
+    parsed = urlparse(url)
+    ids = parse_qs(parsed.query).get("id")
+    if ids:
+        return ids[0]
+    match = re.search(r"/(?:file/)?d/([A-Za-z0-9_-]+)", parsed.path)
+    if match:
+        return match.group(1)
+    raise ValueError(f"{url}: not a Google Drive file URL (no file id)")
+
+
+def drive_url(file_id: str) -> str:
+    """The direct-download URL of a Google Drive file."""
+    return f"https://drive.google.com/uc?export=download&id={file_id}"
+
+
+class _FormParser(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.forms = []  # [(attrs, {name: value})]
+        self._current = None
+        self.links = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self._current = (attrs, {})
+            self.forms.append(self._current)
+        elif tag == "input" and self._current is not None and attrs.get("name"):
+            if (attrs.get("type") or "").lower() not in ("submit", "button"):
+                self._current[1][attrs["name"]] = attrs.get("value") or ""
+        elif tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self._current = None
+
+
+def parse_confirmation(html: str, url: str, cookies: dict | None = None) -> ConfirmRequest | None:
+    """The follow-up request of a Google Drive confirmation page, or ``None`` if ``html`` is not one.
+
+    Parameters
+    ----------
+    html : str
+        The HTML answered instead of the file.
+    url : str
+        The URL that was requested (for the file id and to resolve relative links).
+    cookies : dict, optional
+        Cookies of that answer; an old-style ``download_warning*`` cookie carries the token.
+    """
+    for name, value in (cookies or {}).items():
+        if name.startswith("download_warning"):
+            return ConfirmRequest(_uc_base(url), {**_query(url), "confirm": value})
+    parser = _FormParser()
+    parser.feed(html)
+    parser.close()
+    for attrs, inputs in parser.forms:
+        action = attrs.get("action") or ""
+        if attrs.get("id") == "download-form" or "confirm" in inputs:
+            if not action:
+                continue
+            method = (attrs.get("method") or "get").lower()
+            if method != "get":
+                continue
+            return ConfirmRequest(urljoin(url, action), dict(inputs))
+    for href in parser.links:  # old page: <a href="/uc?export=download&amp;confirm=XXXX&amp;id=...">
+        target = urljoin(url, href)
+        query = parse_qs(urlparse(target).query)
+        if "confirm" in query:
+            return ConfirmRequest(target.split("?", 1)[0], {k: v[0] for k, v in query.items()})
+    return None
+
+
+def _uc_base(url: str) -> str:
+    return url.split("?", 1)[0]
+
+
+def _query(url: str) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+
+
+def _looks_like_html(response) -> bool:
+    return "text/html" in (response.headers.get("Content-Type") or "").lower()
+
+
+class GoogleDriveSource:
+    """``source(url)`` for :class:`~ir_datasets_ext.download.VerifiedDownload`: streams a Drive file.
+
+    ``stream()`` yields the file's bytes. It raises :class:`DownloadError` when Drive answers with an
+    HTML page that is neither the file nor a confirmation page (quota exceeded, no access, removed).
+    """
+
+    def __init__(self, url: str, session=None):
+        self.url = drive_url(drive_file_id(url)) if "export=download" not in url else url
+        self._session = session
+
+    def _http_args(self):
+        return {
+            "stream": True,
+            "headers": {"User-Agent": f"ir_datasets/{ir_datasets.__version__}"},
+            "timeout": float(os.environ.get("IR_DATASETS_DL_TIMEOUT", "15")),
+            "verify": os.environ.get("IR_DATASETS_DL_SKIP_SSL", "").lower() != "true",
+        }
+
+    @contextlib.contextmanager
+    def stream(self):
+        session = self._session
+        if session is None:
+            session = ir_datasets.lazy_libs.requests().Session()
+        with contextlib.ExitStack() as stack:
+            response = stack.enter_context(session.get(self.url, **self._http_args()))
+            response.raise_for_status()
+            if _looks_like_html(response):
+                page = response.raw.read(_MAX_PAGE, decode_content=True).decode("utf-8", "replace")
+                request = parse_confirmation(page, self.url, dict(response.cookies.items()))
+                if request is None:
+                    raise DownloadError(
+                        f"{self.url}: Google Drive answered with an HTML page that is neither the file nor a "
+                        f"download confirmation (quota exceeded, file removed or not shared?)")
+                response = stack.enter_context(session.get(request.url, params=request.params, **self._http_args()))
+                response.raise_for_status()
+                if _looks_like_html(response):
+                    raise DownloadError(
+                        f"{request.url}: Google Drive still answers with an HTML page after the download "
+                        f"confirmation (quota exceeded?)")
+            response.raw.decode_content = True
+            yield io.BufferedReader(response.raw, buffer_size=1 << 20)

@@ -1,0 +1,60 @@
+"""Registration of the four benchmarks: ids, documentation, default_text, nothing fetched eagerly."""
+
+import io
+import json
+
+import ir_datasets
+import pytest
+
+import ir_datasets_ext  # noqa: F401
+from ir_datasets_ext import util
+from ir_datasets_ext.util import FormatError, iter_json_array, iter_json_object_items
+
+import dataset_fixtures as fx
+
+QUERY_IDS = [
+    "excluir/test", "nevir/train", "nevir/dev", "nevir/test",
+    *[f"boolquestions/{c}{s}" for c in ("msmarco", "nq") for s in ("", "/and", "/or", "/not")],
+    "dureader-retrieval/dev", "dureader-retrieval/dev-100k",
+]
+
+
+@pytest.mark.parametrize("dataset_id", QUERY_IDS + ["excluir", "dureader-retrieval"])
+def test_registered_with_documentation_and_nothing_fetched(dataset_id, isolated_ir_datasets_home):
+    dataset = ir_datasets.load(dataset_id)
+    documentation = dataset.documentation()
+    assert documentation.get("desc") and "bibtex" in documentation or documentation.get("bibtex_ids")
+    assert dataset.has_docs()
+    assert list(isolated_ir_datasets_home.iterdir()) == []
+
+
+@pytest.mark.parametrize("dataset_id", QUERY_IDS)
+def test_queries_have_default_text(dataset_id, mirror, monkeypatch):
+    from ir_datasets_ext.datasets import dureader_retrieval
+
+    for download in dureader_retrieval.CMTEB_FILES.values():
+        monkeypatch.setattr(download, "sha256", None)
+        monkeypatch.setattr(download, "size", None)
+    fx.write_excluir(mirror)
+    fx.write_nevir(mirror)
+    fx.write_boolquestions(mirror)
+    fx.write_du_tarball(mirror)
+    fx.write_cmteb(mirror)
+    dataset = ir_datasets.load(dataset_id)
+    queries = list(dataset.queries_iter())
+    assert queries and all(isinstance(q.default_text(), str) and q.default_text() for q in queries)
+    assert all(isinstance(q.query_id, str) for q in queries)
+    assert all(isinstance(q.query_id, str) and isinstance(q.doc_id, str) for q in dataset.qrels_iter())
+
+
+def test_streaming_json_parsers_across_chunk_boundaries(monkeypatch):
+    monkeypatch.setattr(util._JsonScanner.__init__, "__defaults__", (3,))  # 3-character chunks
+    data = json.dumps([{"a": i, "text": "é" * i} for i in range(20)] + [1234567, "x"], indent=1).encode()
+    items = list(iter_json_array(io.BytesIO(data), "f.json"))
+    assert [element for _, _, element in items] == json.loads(data)
+    assert items[1][0] == f"f.json:{data.decode()[:data.decode().index('{', 5)].count(chr(10)) + 1}"
+    assert list(iter_json_object_items(io.BytesIO(b'{"0": "a", "1" : 7}'), "m.json")) == [("0", "a"), ("1", 7)]
+    with pytest.raises(FormatError, match=r"^f\.json:1: expected ',' or '\]'"):
+        list(iter_json_array(io.BytesIO(b"[1, 2"), "f.json"))
+    with pytest.raises(FormatError, match=r"^m\.json:2: not valid JSON"):
+        list(iter_json_object_items(io.BytesIO(b'{"0": "a",\n "1": x}'), "m.json"))
