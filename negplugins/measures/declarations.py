@@ -101,10 +101,10 @@ class NegationMeasure(measures.Measure):
 
         Returns
         -------
-        float or None
-            The mean, or None when no query is eligible (no value, rather than 0).
+        float
+            The mean, or NaN when no query is eligible (no value, rather than 0).
         """
-        return ir_measures.calc_aggregate([self], qrels, run).get(self)
+        return ir_measures.calc_aggregate([self], qrels, run)[self]
 
 
 class _DeltaMRR(NegationMeasure):

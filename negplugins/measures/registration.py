@@ -10,17 +10,20 @@ Three ir_measures internals are touched, each idempotently:
 * ``ir_measures.DefaultPipeline._evaluator`` (an instance attribute shadowing the method): evaluators
   for requests that include a negation measure are wrapped in :class:`DefinedValuesEvaluator`.
 
+A measure that no query is eligible for (no negative in the qrels, no complete pair) aggregates to NaN:
+the key is present, so stock tools such as the ``ir_measures`` command line print ``nan`` instead of
+failing, and the value is visibly not a number rather than a silent 0.
+
 The last hook exists because ``Evaluator.iter_calc`` (and ``FallbackEvaluator`` when providers are
 mixed) fills ``measure.DEFAULT`` for every qrels query a measure did not emit. The measures' NaN
 default and NaN-skipping aggregator already keep those fills out of the means; the wrapper also keeps
-them out of the per-query output and leaves a measure with no eligible query out of the aggregates,
-rather than reporting NaN or 0.
+them out of the per-query output.
 """
 
 import math
 
 import ir_measures
-from ir_measures import CalcResults, providers
+from ir_measures import providers
 
 from .declarations import MEASURES, NegationMeasure
 from .provider import provider
@@ -44,13 +47,9 @@ class DefinedValuesEvaluator(providers.Evaluator):
         return (metric for metric in self.evaluator.iter_calc(run) if not _undefined(metric.measure, metric.value))
 
     def calc_aggregate(self, run):
-        """Return the aggregates, without negation measures that no query is eligible for."""
-        return _defined_only(super().calc_aggregate(run))
-
-    def calc(self, run):
-        """Return the aggregates and per-query values, both without undefined negation values."""
-        aggregated, per_query = super().calc(run)
-        return CalcResults(_defined_only(aggregated), per_query)
+        """Return the aggregates; NaN for a negation measure that no query is eligible for."""
+        aggregated = super().calc_aggregate(run)
+        return {measure: _nan_if_none(value) for measure, value in aggregated.items()}
 
 
 def _undefined(measure, value):
@@ -58,9 +57,8 @@ def _undefined(measure, value):
     return isinstance(measure, NegationMeasure) and math.isnan(value)
 
 
-def _defined_only(aggregated):
-    """Drop the negation measures whose aggregate is undefined."""
-    return {measure: value for measure, value in aggregated.items() if not _undefined(measure, value)}
+def _nan_if_none(value):
+    return math.nan if value is None else value
 
 
 def _wrap_pipeline_evaluators(pipeline):

@@ -118,12 +118,11 @@ def reference_per_query(measures, qrels, run):
 
 
 def reference_aggregate(measures, per_query):
-    """Mean of each measure over the queries it is defined on; absent when there are none."""
+    """Mean of each measure over the queries it is defined on; NaN (no value) when there are none."""
     aggregate = {}
     for measure in measures:
         own = [value for (name, _), value in per_query.items() if name == str(measure)]
-        if own:
-            aggregate[str(measure)] = sum(own) / len(own)
+        aggregate[str(measure)] = sum(own) / len(own) if own else math.nan
     return aggregate
 
 
@@ -236,7 +235,10 @@ def assert_same_values(actual, expected):
     """Same keys, and values equal to a relative 1e-12."""
     assert actual.keys() == expected.keys()
     for key, value in expected.items():
-        assert math.isclose(actual[key], value, rel_tol=1e-12), (key, actual[key], value)
+        if math.isnan(value):
+            assert math.isnan(actual[key]), (key, actual[key])
+        else:
+            assert math.isclose(actual[key], value, rel_tol=1e-12), (key, actual[key], value)
 
 
 @pytest.mark.parametrize('shape', sorted(SHAPES))

@@ -1,5 +1,7 @@
 """Registration of the negation measures in ir_measures."""
 
+import math
+
 import ir_measures
 import pytest
 
@@ -53,7 +55,7 @@ def test_mixed_with_standard_measures():
     assert values[ir_measures.nDCG@10] == ir_measures.calc_aggregate([ir_measures.nDCG@10], QRELS, RUN)[
         ir_measures.nDCG@10]
     assert values[RightRank] == 0. and values[DeltaMRR] == pytest.approx(1 / 3 - 1)
-    assert PairedAcc not in values  # no NevIR pair in these qrels
+    assert math.isnan(values[PairedAcc])  # no NevIR pair in these qrels: no value
     per_query = {(str(m.measure), m.query_id)
                  for m in ir_measures.iter_calc([ir_measures.nDCG@10, RightRank], QRELS, RUN)}
     assert per_query == {('nDCG@10', 'q1'), ('nDCG@10', 'q2'), ('RightRank@10', 'q1')}
@@ -80,15 +82,17 @@ def test_parse_measures_accepts_lists_strings_and_trec_style():
     assert parse_measures([PairedAcc, 'NegRecall@5']) == [PairedAcc, NegRecall@5]
 
 
-def test_no_negatives_warns_and_leaves_the_measures_out():
+def test_no_negatives_warns_and_gives_no_value():
     qrels = {'q': {'a': 1}}
     with pytest.warns(NoNegativesWarning, match='no negative judgement'):
         values = ir_measures.calc_aggregate([ir_measures.nDCG@10, *ALL], qrels, RUN)
-    assert set(values) == {ir_measures.nDCG@10}
+    assert set(values) == {ir_measures.nDCG@10, *ALL}
+    assert values[ir_measures.nDCG@10] == ir_measures.calc_aggregate([ir_measures.nDCG@10], qrels, RUN)[ir_measures.nDCG@10]
+    assert all(math.isnan(values[measure]) for measure in ALL)  # not a number, never a silent 0
     with pytest.warns(NoNegativesWarning):
         assert list(ir_measures.iter_calc(ALL, qrels, RUN)) == []
     with pytest.warns(NoNegativesWarning):
-        assert RightRank.calc_aggregate(qrels, RUN) is None
+        assert math.isnan(RightRank.calc_aggregate(qrels, RUN))
 
 
 def test_register_is_idempotent():
