@@ -1,0 +1,84 @@
+"""Import hook that plugs negplugins into stock ir_datasets, ir_measures and Pyserini.
+
+ir_datasets, ir_measures and Pyserini have no plugin entry points. The installed package ships
+``negplugins-autoload.pth``, which imports this module at interpreter start. It only puts a finder on
+``sys.meta_path`` (it imports nothing beyond ``os`` and ``sys``, which the interpreter has already
+loaded), and acts when one of the three packages is first imported:
+
+* ``ir_datasets``: after it has loaded, the suite's datasets are registered (``ir_datasets_ext``);
+* ``ir_measures``: after it has loaded, the negation measures are registered (``negplugins.measures``);
+* ``pyserini``: before it loads, the Java 21 runtime is configured (``negplugins.jvm``).
+
+So ``ir_measures comlq run.trec "RightRank@10 nDCG@10"``, ``ir_datasets export comlq queries`` and
+``python -m pyserini.search.lucene ...`` work with no extra import. Set ``NEGPLUGINS_AUTOLOAD=0`` to
+switch the hook off; the ``negplugins-*`` console scripts then do the same explicitly.
+"""
+
+import os
+import sys
+
+ENV_VAR = "NEGPLUGINS_AUTOLOAD"
+
+# module -> (action before it executes, action after it executes); each is "module:function" or None
+_ACTIONS = {
+    "ir_datasets": (None, "negplugins.plugins:register_datasets"),
+    "ir_measures": (None, "negplugins.plugins:register_measures"),
+    "pyserini": ("negplugins.plugins:configure_java", None),
+}
+
+
+def _call(action):
+    module_name, _, function = action.partition(":")
+    __import__(module_name)
+    getattr(sys.modules[module_name], function)()
+
+
+class _HookedLoader:
+    def __init__(self, loader, before, after):
+        self._loader = loader
+        self._before = before
+        self._after = after
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        if self._before:
+            _call(self._before)
+        self._loader.exec_module(module)
+        if self._after:
+            _call(self._after)
+
+    def __getattr__(self, name):  # get_resource_reader, is_package, ... of the wrapped loader
+        return getattr(self._loader, name)
+
+
+class AutoloadFinder:
+    """Wraps the loaders of ir_datasets, ir_measures and pyserini; every other import is untouched."""
+
+    def find_spec(self, fullname, path, target=None):
+        actions = _ACTIONS.get(fullname)
+        if actions is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _HookedLoader(spec.loader, *actions)
+                return spec
+        return None
+
+
+def enabled():
+    return os.environ.get(ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def install():
+    """Put the finder on ``sys.meta_path`` (once) unless switched off by ``NEGPLUGINS_AUTOLOAD=0``."""
+    if enabled() and not any(isinstance(f, AutoloadFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, AutoloadFinder())
+
+
+install()

@@ -1,0 +1,72 @@
+"""What the import hook and the ``negplugins-*`` console scripts do to plug the suite in.
+
+Each function is idempotent. :mod:`_negplugins_autoload` calls them when ir_datasets, ir_measures or
+pyserini is first imported; the console scripts call them explicitly before handing over to the stock
+command line, which is the way to use the suite with ``NEGPLUGINS_AUTOLOAD=0``.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+
+__all__ = ["register_datasets", "register_measures", "configure_java", "ir_measures_main", "ir_datasets_main",
+           "pyserini_main"]
+
+
+def register_datasets() -> None:
+    """Register the suite's datasets with ir_datasets."""
+    import ir_datasets_ext  # noqa: F401
+
+
+def register_measures() -> None:
+    """Register the negation measures with ir_measures.
+
+    When ir_measures is being imported by :mod:`negplugins.measures` itself, that module registers
+    the measures once it has finished loading, so nothing is done here.
+    """
+    measures = sys.modules.get("negplugins.measures")
+    if measures is not None and getattr(measures.__spec__, "_initializing", False):
+        return
+    from .measures import register
+
+    register()
+
+
+def configure_java() -> None:
+    """Prepare the Java 21 runtime for Pyserini (before jnius is imported)."""
+    from . import jvm
+
+    jvm.configure()
+
+
+def ir_measures_main() -> None:
+    """``negplugins-ir_measures``: the stock ``ir_measures`` command with the suite registered."""
+    register_datasets()
+    register_measures()
+    from ir_measures.__main__ import main_cli
+
+    main_cli()
+
+
+def ir_datasets_main() -> None:
+    """``negplugins-ir_datasets``: the stock ``ir_datasets`` command with the suite registered."""
+    register_datasets()
+    import ir_datasets
+
+    ir_datasets.main_cli()
+
+
+def pyserini_main() -> None:
+    """``negplugins-pyserini MODULE [ARGS]``: ``python -m pyserini.MODULE`` on the suite's Java setup.
+
+    Example: ``negplugins-pyserini search.lucene --index ... --topics topics/comlq.tsv --bm25``.
+    """
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print("usage: negplugins-pyserini MODULE [ARGS...]   e.g. negplugins-pyserini search.lucene --help")
+        raise SystemExit(0 if len(sys.argv) >= 2 else 2)
+    configure_java()
+    register_datasets()
+    module = sys.argv[1] if sys.argv[1].startswith("pyserini.") else f"pyserini.{sys.argv[1]}"
+    sys.argv = [module, *sys.argv[2:]]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
