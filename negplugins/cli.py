@@ -8,6 +8,7 @@ fix are printed as one line on standard error, with exit status 2.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 
@@ -16,6 +17,10 @@ from .errors import UserError
 __all__ = ["main", "build_parser"]
 
 _PROG = "negplugins"
+
+#: Modules that add subcommands: each has ``add_commands(commands, runners)``, where ``commands`` are
+#: the top-level subparsers and ``runners`` those of ``negplugins search``.
+COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def _cmd_topics(args) -> int:
@@ -103,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", help="where to keep the index and run (default: a temporary folder)")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=_cmd_demo)
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_commands(commands, runners)
     return parser
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .. import datasets, jvm
 from ..errors import UserError
-from ..index import dataset_language, lucene_index
+from ..index import dataset_language, lucene_index, read_manifest
+from ..metadata import write_metadata
 from ..trec import write_run
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
@@ -35,8 +36,10 @@ def pyserini_topic_order(query_ids) -> list[str]:
 
 def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.PathLike | None = None,
                 k1: float = BM25_DEFAULTS["k1"], b: float = BM25_DEFAULTS["b"], hits: int = BM25_DEFAULTS["hits"],
-                threads: int = 1, batch_size: int = 64, run_tag: str = "Anserini") -> dict:
+                threads: int = 1, batch_size: int = 64, run_tag: str = "Anserini", command: str | None = None) -> dict:
     """Rank the documents of ``dataset_id`` for each of its queries with BM25 and write a TREC run.
+
+    The run's metadata sidecar (:mod:`negplugins.metadata`) is written beside it.
 
     Parameters
     ----------
@@ -54,6 +57,8 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
         Pyserini's batch search settings; they do not change the output.
     run_tag : str
         Last column of the run.
+    command : str, optional
+        Recorded in the metadata; defaults to this process's command line.
 
     Returns
     -------
@@ -87,5 +92,9 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found[query_id]]
 
     lines = write_run(output, results(), run_tag)
-    return {"dataset": dataset_id, "index": str(index), "language": language, "k1": k1, "b": b,
-            "hits": hits, "queries": len(order), "lines": lines, "run_tag": run_tag}
+    parameters = {"k1": k1, "b": b, "hits": hits}
+    write_metadata(output, dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
+                   parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},
+                   language=language, command=command)
+    return {"dataset": dataset_id, "index": str(index), "language": language, **parameters,
+            "queries": len(order), "lines": lines, "run_tag": run_tag}
