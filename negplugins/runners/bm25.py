@@ -5,8 +5,12 @@ suite's topic file, index and parameters: queries in Pyserini's order (numerical
 integer, else as strings), the same searcher calls, scores with six decimals and the run tag
 ``Anserini`` unless another is given.
 
-Ties: Anserini breaks equal BM25 scores by the external document id in ascending (lexicographic)
-order, so a run is deterministic for a given index.
+Ties: Anserini orders documents with equal BM25 scores by external document id, ascending
+(lexicographic: ``10`` before ``9`` before ``a``), and lowers each tied score by 1e-6 per position, so
+that trec_eval, ir_measures and the negation measures, which re-sort by score, keep that order. A run
+is therefore deterministic for a given index. NevIR's two candidates often tie under BM25: after the
+nudge ``<pair>_doc1`` scores 1e-6 above ``<pair>_doc2``, so q1 looks right and q2 wrong, and the pair,
+which needs both, counts as wrong, as a true tie would.
 """
 
 from __future__ import annotations

@@ -1,0 +1,156 @@
+"""Lucene indexing and the BM25 runner against stock Pyserini."""
+
+import json
+import subprocess
+import sys
+
+import ir_datasets
+import pytest
+from ir_datasets.datasets.base import Dataset
+from ir_datasets.formats import BaseDocs, BaseQueries, GenericDoc, GenericQuery
+
+from negplugins import datasets, index
+from negplugins.errors import UserError
+from negplugins.metadata import read_metadata
+from negplugins.runners.bm25 import bm25_search, pyserini_topic_order
+from negplugins.topics import write_topics
+
+pytestmark = pytest.mark.java
+
+DEMO = "negplugins-demo"
+
+
+def _stock_bm25(index_dir, topics, output, *extra):
+    """Stock ``python -m pyserini.search.lucene --bm25`` (the installed import hook sets up Java)."""
+    subprocess.run([sys.executable, "-m", "pyserini.search.lucene", "--index", str(index_dir), "--topics", str(topics),
+                    "--output", str(output), "--bm25", *extra], check=True, capture_output=True)
+    return output.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory):
+    path, built = index.lucene_index(DEMO, tmp_path_factory.mktemp("idx") / "demo")
+    assert built
+    return path
+
+
+def test_index_manifest_and_reuse(demo_index):
+    manifest = json.loads((demo_index / index.MANIFEST).read_text())
+    assert manifest["corpus"] == DEMO and manifest["documents"] == 36 and manifest["language"] == "en"
+    assert index.lucene_index(DEMO, demo_index) == (demo_index, False)
+
+
+def test_subsets_share_their_corpus_index():
+    assert datasets.docs_root_id("comlq/2in") == "comlq"
+    assert index.default_index_path("comlq/negation") == index.default_index_path("comlq")
+
+
+def test_interrupted_build_leaves_no_usable_index(tmp_path, monkeypatch):
+    target = tmp_path / "idx"
+
+    def failing_docs(dataset):
+        yield "d1", "some text"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(datasets, "iter_docs_for_indexing", failing_docs)
+    with pytest.raises(KeyboardInterrupt):
+        index.lucene_index(DEMO, target)
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []  # the partial folder is gone too
+    # a leftover from a killed process is never used, and the next build removes it
+    (tmp_path / ".idx.abc123.partial").mkdir()
+    monkeypatch.undo()
+    path, built = index.lucene_index(DEMO, target)
+    assert built and index.read_manifest(path)["documents"] == 36
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_a_folder_that_is_not_our_index_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="not an index built by negplugins"):
+        index.lucene_index(DEMO, tmp_path)
+
+
+@pytest.mark.parametrize("params", [(), ("--k1", "1.2", "--b", "0.75", "--hits", "3")])
+def test_bm25_is_identical_to_stock_pyserini(demo_index, tmp_path, params):
+    topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
+    stock = _stock_bm25(demo_index, topics, tmp_path / "stock.trec", *params)
+    options = dict(zip(params[::2], params[1::2]))
+    ours = tmp_path / "ours.trec"
+    bm25_search(DEMO, ours, index=demo_index, k1=float(options.get("--k1", 0.9)), b=float(options.get("--b", 0.4)),
+                hits=int(options.get("--hits", 1000)), threads=2, batch_size=5)
+    assert ours.read_bytes() == stock
+    assert len(stock.splitlines()) > 21
+
+
+def test_run_metadata(demo_index, tmp_path):
+    run = tmp_path / "bm25.trec"
+    bm25_search(DEMO, run, index=demo_index, hits=10, command="negplugins search bm25 negplugins-demo")
+    meta = read_metadata(run)
+    assert (meta["dataset"], meta["runner"], meta["tag"]) == (DEMO, "bm25", "Anserini")
+    assert meta["parameters"] == {"k1": 0.9, "b": 0.4, "hits": 10}
+    assert meta["index"]["manifest"]["corpus"] == DEMO
+    assert meta["command"] == "negplugins search bm25 negplugins-demo"
+    assert "pyserini" in meta["versions"]
+
+
+class _Docs(BaseDocs):
+    def __init__(self, docs):
+        self._docs = docs
+
+    def docs_iter(self):
+        return iter(self._docs)
+
+    def docs_cls(self):
+        return GenericDoc
+
+    def docs_lang(self):
+        return "en"
+
+
+class _Queries(BaseQueries):
+    def __init__(self, queries):
+        self._queries = queries
+
+    def queries_iter(self):
+        return iter(self._queries)
+
+    def queries_cls(self):
+        return GenericQuery
+
+
+def test_ties_are_ordered_by_doc_id(tmp_path):
+    name = "negplugins-test/ties"
+    if name not in ir_datasets.registry._registered:
+        docs = [GenericDoc(doc_id, "the same words in every document") for doc_id in ("b", "c", "a", "10", "9")]
+        ir_datasets.registry.register(name, Dataset(_Docs(docs), _Queries([GenericQuery("1", "same words")])))
+    run = tmp_path / "ties.trec"
+    bm25_search(name, run, index=index.lucene_index(name, tmp_path / "idx")[0])
+    lines = [line.split() for line in run.read_text().splitlines()]
+    assert [line[2] for line in lines] == ["10", "9", "a", "b", "c"]
+    # Anserini nudges tied scores apart (1e-6 a position), so tools that re-sort by score keep this order
+    scores = [float(line[4]) for line in lines]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
+    assert scores[0] - scores[-1] == pytest.approx(4e-6, abs=1e-9)
+
+
+def test_topic_order_follows_pyserini():
+    assert pyserini_topic_order(["10", "9", "100"]) == ["9", "10", "100"]
+    assert pyserini_topic_order(["q10", "q9", "1"]) == ["1", "q10", "q9"]
+
+
+@pytest.mark.realdata
+def test_comlq_bm25_reproduces_the_measured_anchor(comlq_mirror, tmp_path):
+    """Stock Pyserini BM25 defaults, top 100, over ComLQ: nDCG@10 = 0.656 (TOOLCHAIN.md)."""
+    from negplugins.evaluation import evaluate
+
+    run = tmp_path / "bm25.trec"
+    comlq_index, _ = index.lucene_index("comlq", tmp_path / "idx", threads=2)
+    info = bm25_search("comlq", run, index=comlq_index, hits=100, threads=2)
+    assert (info["queries"], info["lines"]) == (2909, 290900)
+    result = evaluate("comlq", run, measures=["nDCG@10", "RR@10", "R@100"])
+    assert round(result.overall["nDCG@10"], 3) == 0.656
+    assert round(result.overall["RR@10"], 3) == 0.591 and round(result.overall["R@100"], 3) == 0.973
+    assert set(result.subsets) == {"1p", "2p", "3p", "2i", "3i", "pi", "ip", "2u", "up", "2in", "3in", "inp", "pin",
+                                   "pni"}
+    assert sum(values["queries"] for values in result.subsets.values()) == 2909
