@@ -10,8 +10,6 @@ Negative contexts whose ``passage_id`` is null are skipped; their number is give
 ``dataset.qrels_handler().skipped_null_passages()`` and logged as a warning after each qrels pass.
 """
 
-from __future__ import annotations
-
 import logging
 from typing import NamedTuple
 

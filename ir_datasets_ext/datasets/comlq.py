@@ -5,8 +5,6 @@ The release is one zip in BEIR layout (``dataset/corpus.jsonl``, ``dataset/queri
 each of the 14 query structures, and ``comlq/negation`` (the five structures with negation).
 """
 
-from __future__ import annotations
-
 import io
 from collections import Counter
 from functools import lru_cache

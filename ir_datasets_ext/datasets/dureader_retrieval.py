@@ -12,8 +12,6 @@ Two versions of the dev set are registered:
     The C-MTEB copy (parquet on the HuggingFace hub): the same 2,000 questions over 100,001 passages.
 """
 
-from __future__ import annotations
-
 import contextlib
 import io
 import os

@@ -6,8 +6,6 @@ and ``test_manual_final.json`` (a JSON array of 3,452 query objects; id = 0-base
 ``excluir`` (the corpus) and ``excluir/test`` (the benchmark). Both files are parsed streaming.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import ir_datasets

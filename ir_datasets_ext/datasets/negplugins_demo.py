@@ -6,8 +6,6 @@ and no downloaded data. It mirrors the shapes of the real benchmarks: ExcluIR-st
 labels) and BoolQuestions-style AND / OR / NOT questions (several positives and negatives).
 """
 
-from __future__ import annotations
-
 import io
 from typing import NamedTuple
 

@@ -9,8 +9,6 @@ else its 0-based line number; ``<pair>_q1``, ``<pair>_q2``, ``<pair>_doc1``, ``<
 The benchmark is reranking: scoreddocs list each query's two candidates, both with score 0.0.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import ir_datasets

