@@ -20,7 +20,7 @@ _PROG = "negplugins"
 
 #: Modules that add subcommands: each has ``add_commands(commands, runners)``, where ``commands`` are
 #: the top-level subparsers and ``runners`` those of ``negplugins search``.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("negplugins.leaderboard.commands",)
 
 
 def _cmd_topics(args) -> int:
@@ -50,10 +50,28 @@ def _cmd_search_bm25(args) -> int:
 
 
 def _cmd_evaluate(args) -> int:
-    from .evaluation import evaluate
+    from .evaluation import evaluate, evaluate_runs
+    from .reports import render
 
-    result = evaluate(args.dataset, args.run, measures=args.measures)
-    print(result.to_json() if args.json else result.to_table())
+    fmt = "json" if args.json else args.format
+    if len(args.run) == 1 and args.baseline is None:
+        result = evaluate(args.dataset, args.run[0], measures=args.measures, per_query=args.per_query)
+    else:
+        result = evaluate_runs(args.dataset, args.run, measures=args.measures, per_query=args.per_query,
+                               baseline=args.baseline if args.baseline is not None else 0,
+                               permutations=args.permutations)
+    text = render(result, fmt, per_query=args.per_query)
+    if args.output:
+        from .files import atomic_writer
+
+        with atomic_writer(args.output) as f:
+            f.write(text + "\n")
+        print(f"wrote {args.output}")
+    else:
+        print(text)
+    if fmt != "table":
+        for note in result.notes:
+            print(f"{_PROG}: note: {note}", file=sys.stderr)
     return 0
 
 
@@ -97,11 +115,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-tag", default="Anserini", help="last column of the run (default: Anserini, as Pyserini)")
     p.set_defaults(func=_cmd_search_bm25)
 
-    p = commands.add_parser("evaluate", help="score a TREC run on a dataset, overall and per subset")
+    p = commands.add_parser(
+        "evaluate", help="validate and score TREC runs on a dataset, overall, per subset and per query; "
+                         "several runs are tested against a baseline",
+        description="Validate and score runs. Default measures follow each benchmark's paper (ExcluIR: R@1 RR@10 "
+                    "DeltaR@1 DeltaMRR@10 RightRank@10; NevIR: PairedAcc; BoolQuestions: RR@10 NegRecall@10; "
+                    "ComLQ: nDCG@10 [+ LSNC@100 with explicit negatives]; DuReader-retrieval: RR@10 Success@1 "
+                    "Success@50). With several runs: paired t-test and randomization test against the baseline, "
+                    "Holm-corrected across runs, t-based 95%% confidence intervals.")
     p.add_argument("dataset")
-    p.add_argument("run", help="TREC run file (6 columns; .gz accepted)")
-    p.add_argument("--measures", "-m", nargs="+", help="ir_measures names (default: nDCG@10 RR@10 R@100)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("run", nargs="+", help="TREC run file(s) (6 columns; .gz accepted)")
+    p.add_argument("--measures", "-m", nargs="+", help="ir_measures names (default: the dataset's paper measures)")
+    p.add_argument("--baseline", "-b", help="run (path or file name) the others are tested against "
+                                            "(default: the first)")
+    p.add_argument("--per-query", action="store_true", help="also output per-query values")
+    p.add_argument("--format", "-f", choices=("table", "json", "csv", "latex"), default="table",
+                   help="output format (default: table)")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--output", "-o", help="write to this file instead of standard output")
+    p.add_argument("--permutations", type=int, default=10000,
+                   help="permutations of the randomization test (default: 10000; exact below 2^n)")
     p.set_defaults(func=_cmd_evaluate)
 
     p = commands.add_parser("demo", help="index the embedded demo dataset, run BM25 and evaluate it (offline)")

@@ -1,0 +1,360 @@
+"""Collect contributed runs, validate and evaluate them, and publish leaderboards.
+
+Layout (see ``runs/README.md``): ``<runs>/<dataset id>/<name>.trec`` (or ``.trec.gz``) with the sidecar
+``<name>.meta.json``; a dataset id with slashes is a nested folder (``runs/comlq/negation/x.trec`` is a
+run for ``comlq/negation``). Output in ``<output>/``: ``<slug>.md``, ``<slug>.json`` and ``<slug>.html``
+per dataset (slug: ``comlq/negation`` -> ``comlq-negation``), plus ``README.md``, ``index.json`` and
+``index.html`` across the benchmarks. The output depends only on the runs, their sidecars and the
+data: no clock time, sorted everywhere, floats rounded to 6 decimals in JSON.
+
+Contributions are untrusted: names must be plain (``[A-Za-z0-9][A-Za-z0-9._+-]*``), nothing may
+resolve outside the runs folder (symlinks included), sidecars are at most 1 MB and runs at most
+:data:`negplugins.validation.MAX_BYTES` (compressed and uncompressed), and every text shown is escaped.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .. import datasets
+from ..errors import UserError
+
+__all__ = ["ContributionError", "Contribution", "discover", "build", "check", "BENCHMARKS", "safe_relative"]
+
+#: Benchmarks on the index page, in order: (family prefix, title, paper measures summary).
+BENCHMARKS = (
+    ("comlq", "ComLQ", "complex logical queries over Wikipedia (nDCG@10; LSNC@100 with explicit negatives)"),
+    ("excluir", "ExcluIR", "exclusionary retrieval (R@1, MRR@10, ΔR@1, ΔMRR@10, Right Rank@10)"),
+    ("nevir", "NevIR", "negation pairs (paired accuracy)"),
+    ("boolquestions", "BoolQuestions", "Boolean and/or/not questions (MRR@10, NegRecall@10)"),
+    ("dureader-retrieval", "DuReader-retrieval", "Chinese passage retrieval (MRR@10, Recall@1, Recall@50)"),
+    ("negplugins-demo", "negplugins demo", "the embedded demo dataset (a mix of all of the above)"),
+)
+
+RUN_SUFFIXES = (".trec.gz", ".trec")
+MAX_SIDECAR_BYTES = 1024 * 1024
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
+_IGNORED = {"README.md", ".gitkeep", ".gitignore"}
+
+
+class ContributionError(UserError):
+    """A contributed run or its sidecar is invalid or unsafe (exit status 1)."""
+
+
+@dataclass
+class Contribution:
+    dataset: str
+    name: str
+    path: Path  # absolute
+    relative: str  # posix path relative to the runs folder
+    meta: dict = field(default_factory=dict)
+
+
+def safe_relative(root: Path, relative: str) -> Path:
+    """``root / relative``, refusing absolute paths, ``..``, backslashes and anything resolving outside ``root``."""
+    if not relative or "\\" in relative or "\x00" in relative:
+        raise ContributionError(f"unsafe path {relative!r}")
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts:
+        raise ContributionError(f"unsafe path {relative!r}: absolute or with '..'")
+    path = root / pure
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise ContributionError(f"{relative}: resolves outside {root} (to {resolved})")
+    return path
+
+
+def _run_name(filename: str) -> str | None:
+    for suffix in RUN_SUFFIXES:
+        if filename.endswith(suffix):
+            return filename[: -len(suffix)]
+    return None
+
+
+def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str]]:
+    """Find contributed runs; returns ``(contributions, problems)`` sorted by dataset and name."""
+    from ..metadata import REQUIRED_FIELDS, metadata_path
+
+    root = Path(runs_root)
+    if not root.is_dir():
+        raise UserError(f"{root}: runs folder not found")
+    root_resolved = root.resolve()
+    found: list[Contribution] = []
+    problems: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(root).as_posix()
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for d in list(dirnames):
+            if (here / d).is_symlink():
+                dirnames.remove(d)
+                problems.append(f"{(here / d).relative_to(root).as_posix()}: symlinked folders are not accepted")
+        sidecars_used = set()
+        for filename in sorted(filenames):
+            path = here / filename
+            relative = path.relative_to(root).as_posix()
+            name = _run_name(filename)
+            if name is None:
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(root_resolved):
+                problems.append(f"{relative}: symlink pointing outside {root} (to {path.resolve()})")
+                continue
+            if not _NAME.match(name) or ".." in name:
+                problems.append(f"{relative}: run name {name!r} must match [A-Za-z0-9][A-Za-z0-9._+-]* without '..'")
+                continue
+            if rel_dir == ".":
+                problems.append(f"{relative}: runs belong in a dataset folder, runs/<dataset id>/{filename}")
+                continue
+            dataset_id = rel_dir
+            try:
+                datasets.load(dataset_id)
+            except UserError as error:
+                problems.append(f"{relative}: folder {rel_dir!r} is not a registered dataset id ({error})")
+                continue
+            sidecar = metadata_path(path)
+            sidecars_used.add(sidecar.name)
+            try:
+                meta = _read_sidecar(sidecar, root_resolved, REQUIRED_FIELDS)
+            except ContributionError as error:
+                problems.append(f"{relative}: {error}")
+                continue
+            problems.extend(f"{relative}: {p}" for p in _check_meta(meta, filename, dataset_id, path))
+            found.append(Contribution(dataset_id, name, path, relative, meta))
+        for filename in sorted(filenames):
+            if filename.endswith(".meta.json") and filename not in sidecars_used:
+                problems.append(f"{(here / filename).relative_to(root).as_posix()}: sidecar without a run "
+                                f"(<name>.trec or <name>.trec.gz)")
+    names = {}
+    for c in found:
+        key = (c.dataset, c.name)
+        if key in names:
+            problems.append(f"{c.relative}: run name {c.name!r} used twice for {c.dataset} ({names[key]})")
+        names[key] = c.relative
+    found.sort(key=lambda c: (c.dataset, c.name))
+    return found, problems
+
+
+def _read_sidecar(sidecar: Path, root_resolved: Path, required) -> dict:
+    if not sidecar.is_file():
+        raise ContributionError(f"metadata sidecar {sidecar.name} not found")
+    if sidecar.is_symlink() and not sidecar.resolve().is_relative_to(root_resolved):
+        raise ContributionError(f"sidecar {sidecar.name} is a symlink pointing outside the runs folder")
+    if sidecar.stat().st_size > MAX_SIDECAR_BYTES:
+        raise ContributionError(f"sidecar {sidecar.name} is larger than {MAX_SIDECAR_BYTES} bytes")
+    try:
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ContributionError(f"sidecar {sidecar.name} is not readable JSON ({error})") from None
+    if not isinstance(meta, dict):
+        raise ContributionError(f"sidecar {sidecar.name} is not a JSON object")
+    missing = [f for f in required if f not in meta]
+    if missing:
+        raise ContributionError(f"sidecar {sidecar.name} lacks field(s) {', '.join(missing)}")
+    return meta
+
+
+def _check_meta(meta: dict, filename: str, dataset_id: str, path: Path) -> list[str]:
+    from ..metadata import file_sha256
+
+    problems = []
+    run_field = meta.get("run")
+    if not isinstance(run_field, str) or "/" in run_field or "\\" in run_field or ".." in run_field \
+            or run_field.startswith("~"):
+        problems.append(f"sidecar field run {str(run_field)[:80]!r} must be the run's bare file name ({filename})")
+    elif run_field != filename:
+        problems.append(f"sidecar field run {run_field!r} does not name this run ({filename})")
+    if meta.get("dataset") != dataset_id:
+        problems.append(f"sidecar field dataset {str(meta.get('dataset'))[:80]!r} differs from the folder's dataset "
+                        f"{dataset_id!r}")
+    for key in ("system", "runner", "tag"):
+        if not isinstance(meta.get(key), str) or not meta.get(key).strip():
+            problems.append(f"sidecar field {key} must be a non-empty string")
+    if not isinstance(meta.get("created"), str):
+        problems.append("sidecar field created must be an ISO 8601 date string")
+    sha = meta.get("run_sha256")
+    if sha is not None and path.is_file() and path.stat().st_size <= _max_bytes():
+        if sha != file_sha256(path):
+            problems.append("sidecar run_sha256 does not match the run file (regenerate the sidecar)")
+    return problems
+
+
+def _max_bytes() -> int:
+    from ..validation import max_bytes
+
+    return max_bytes()
+
+
+# -- evaluation ------------------------------------------------------------------------------------
+
+def _round(value, digits=6):
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return round(value, digits) + 0.0  # +0.0: no "-0.0"
+
+
+def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dict:
+    """Validate and evaluate the runs of one dataset; returns the leaderboard record."""
+    from ir_datasets_ext.download import DownloadError
+    from ir_datasets_ext.util import FormatError
+
+    from ..evaluation import _load_dataset, _measures, compare_loaded, lower_is_better
+    from ..validation import validate_run
+
+    try:
+        dataset, qrels = _load_dataset(dataset_id)
+        reports = []
+        loaded = []
+        for c in contributions:
+            report, run = validate_run(dataset_id, c.path, dataset=dataset, return_run=True)
+            report.run = c.relative
+            reports.append(report)
+            loaded.append((c.name, c.relative, run))
+    except (DownloadError, FormatError) as error:
+        raise UserError(f"dataset {dataset_id}: its data is not available ({error}); set IR_DATASETS_EXT_MIRROR "
+                        "to a folder holding it") from None
+    invalid = [r for r in reports if not r.valid]
+    if invalid:
+        raise ContributionError("invalid run(s):\n" + "\n".join(
+            "  " + line for r in invalid for line in [r.summary(), *("  " + p for p in r.problem_lines(10))]))
+    parsed, notes = _measures(dataset_id, qrels, None)
+    names = [c.name for c in contributions]
+    baseline = names.index("bm25") if "bm25" in names else 0
+    comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline)
+    measures = comparison.measures
+    primary = measures[0]
+    runs = []
+    for c, ev, test, report in zip(contributions, comparison.evaluations, comparison.tests, reports):
+        meta = c.meta
+        model = meta.get("model") if isinstance(meta.get("model"), dict) else None
+        runs.append({
+            "name": c.name,
+            "path": c.relative,
+            "system": _text(meta.get("system")),
+            "runner": _text(meta.get("runner")),
+            "tag": _text(meta.get("tag")),
+            "model": _text(model.get("id")) if model else None,
+            "language": _text(meta.get("language")) if meta.get("language") is not None else None,
+            "date": _text(meta.get("created"))[:10],
+            "command": _text(meta.get("command")),
+            "run_sha256": _text(meta.get("run_sha256")) if meta.get("run_sha256") else None,
+            "queries_without_results": len(report.missing_queries),
+            "overall": {m: _round(ev.overall.get(m)) for m in measures},
+            "counts": {m: ev.counts.get(m, 0) for m in measures},
+            "subsets": {s: {m: _round(v.get(m)) for m in measures} for s, v in ev.subsets.items()},
+            "vs_baseline": None if test is None else {
+                m: {"n": t["n"], "mean_diff": _round(t["mean_diff"]), "ci95": [_round(x) for x in t["ci95"]],
+                    "p_t_holm": _round(t["p_t_holm"]), "p_randomization_holm": _round(t["p_randomization_holm"])}
+                for m, t in test.items()},
+        })
+
+    def sort_key(run):
+        value = run["overall"][primary]
+        if value is None:
+            return (1, 0.0, run["name"])
+        return (0, value if lower_is_better(primary) else -value, run["name"])
+
+    runs.sort(key=sort_key)
+    base = comparison.evaluations[baseline]
+    return {
+        "dataset": dataset_id,
+        "family": dataset_id.split("/")[0],
+        "slug": datasets.slug(dataset_id),
+        "measures": measures,
+        "primary": primary,
+        "lower_is_better": [m for m in measures if lower_is_better(m)],
+        "queries": base.queries,
+        "breakdown_field": base.breakdown_field,
+        "subsets": {s: v["queries"] for s, v in base.subsets.items()},
+        "baseline": names[baseline],
+        "significance": "paired randomization test (10000 sign flips or exact, fixed seed) and paired t-test "
+                        "against the baseline on queries with a value in both runs, Holm-corrected across runs "
+                        "per measure; 95% CI: t-based, of the mean per-query difference",
+        "notes": list(comparison.notes),
+        "runs": runs,
+    }
+
+
+def _text(value) -> str:
+    """Metadata as one line of text (never trusted: escaped when rendered)."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return " ".join(text.split())[:500]
+
+
+# -- build and check -------------------------------------------------------------------------------
+
+def collect(runs_root) -> list[dict]:
+    """Discover, validate and evaluate every contribution; one record per dataset, sorted by id."""
+    contributions, problems = discover(runs_root)
+    if problems:
+        raise ContributionError("invalid contribution(s):\n" + "\n".join(f"  {p}" for p in problems))
+    by_dataset: dict[str, list[Contribution]] = {}
+    for c in contributions:
+        by_dataset.setdefault(c.dataset, []).append(c)
+    return [_evaluate_dataset(d, cs) for d, cs in sorted(by_dataset.items())]
+
+
+def write_outputs(records: list[dict], folder: Path) -> list[Path]:
+    from . import render
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    files = {}
+    for record in records:
+        slug = record["slug"]
+        files[f"{slug}.json"] = render.json_text(record)
+        files[f"{slug}.md"] = render.markdown(record)
+        files[f"{slug}.html"] = render.html_page(record)
+    files["index.json"] = render.json_text(render.index_record(records))
+    files["README.md"] = render.index_markdown(records)
+    files["index.html"] = render.index_html(records)
+    for name, text in sorted(files.items()):
+        path = folder / name
+        path.write_bytes(text.encode("utf-8"))
+        written.append(path)
+    return written
+
+
+def build(runs_root="runs", output="leaderboards") -> list[Path]:
+    """Rebuild ``output`` from the runs in ``runs_root`` (atomically replacing it). Returns the files written."""
+    from ..files import atomic_directory
+
+    records = collect(runs_root)
+    output = Path(output)
+    with atomic_directory(output) as tmp:
+        written = write_outputs(records, Path(tmp))
+        names = [p.name for p in written]
+    return [output / n for n in names]
+
+
+def check(runs_root="runs", output="leaderboards") -> list[str]:
+    """Rebuild into a temporary folder and compare with ``output``; returns the differences (empty: up to date)."""
+    records = collect(runs_root)
+    output = Path(output)
+    with tempfile.TemporaryDirectory(prefix="negplugins-leaderboard-") as tmp:
+        fresh = Path(tmp)
+        write_outputs(records, fresh)
+        expected = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
+        present = sorted(p.relative_to(output).as_posix() for p in output.rglob("*") if p.is_file()) \
+            if output.is_dir() else []
+        differences = []
+        for name in expected:
+            if name not in present:
+                differences.append(f"{output / name}: missing (run 'negplugins leaderboard build')")
+            elif not filecmp.cmp(fresh / name, output / name, shallow=False):
+                differences.append(f"{output / name}: stale, differs from a rebuild (run 'negplugins leaderboard build')")
+        for name in present:
+            if name not in expected:
+                differences.append(f"{output / name}: not produced by a build (remove it or rebuild)")
+    return differences

@@ -1,0 +1,254 @@
+"""Output formats of evaluations and comparisons: plain-text table, JSON, CSV and LaTeX.
+
+* ``table``  - aligned plain text: overall, per subset, significance, optionally per query;
+* ``json``   - :meth:`Evaluation.to_dict` / :meth:`Comparison.to_dict` (NaN written as ``null``);
+* ``csv``    - one tidy table, columns ``run,subset,query_id,measure,statistic,value``; ``statistic`` is
+  ``mean`` (overall ``subset=all`` or per subset), ``queries`` (queries averaged), ``value`` (per
+  query), or a test result against the baseline (``mean_diff``, ``ci95_low``, ``ci95_high``, ``p_t``,
+  ``p_t_holm``, ``p_randomization``, ``p_randomization_holm``, ``n``);
+* ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best value of
+  each column is bold and a dagger marks a significant difference from the baseline (Holm-corrected
+  randomization test, p < 0.05). Per-query values are not written as LaTeX.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from .errors import UserError
+
+__all__ = ["FORMATS", "render", "evaluation_table"]
+
+FORMATS = ("table", "json", "csv", "latex")
+ALPHA = 0.05
+_TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm", "p_randomization",
+              "p_randomization_holm")
+
+
+def _fmt(value, digits=4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def _p(value) -> str:
+    if value is None or math.isnan(value):
+        return "n/a"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _grid(header, rows) -> str:
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(cell).ljust(w) if i == 0 else str(cell).rjust(w)
+                       for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def evaluation_table(ev, digits: int = 4) -> str:
+    """One run: a row overall, then one row per subset."""
+    header = [ev.breakdown_field or "subset", "queries", *ev.measures]
+    rows = [["all", str(ev.queries), *(_fmt(ev.overall.get(m), digits) for m in ev.measures)]]
+    for name, values in ev.subsets.items():
+        rows.append([name, str(values["queries"]), *(_fmt(values.get(m), digits) for m in ev.measures)])
+    return _grid(header, rows)
+
+
+def _per_query_rows(ev):
+    ids = sorted({q for values in (ev.per_query or {}).values() for q in values})
+    for query_id in ids:
+        yield query_id, ev.query_groups.get(query_id, ""), [ev.per_query[m].get(query_id) for m in ev.measures]
+
+
+def _per_query_table(evaluations, digits) -> str:
+    header = ["run", "query", "subset", *evaluations[0].measures]
+    rows = [[ev.label, q, group, *(_fmt(v, digits) for v in values)]
+            for ev in evaluations for q, group, values in _per_query_rows(ev)]
+    return _grid(header, rows)
+
+
+def _significant(test, measure) -> bool:
+    if not test or measure not in test:
+        return False
+    p = test[measure].get("p_randomization_holm")
+    return p is not None and not math.isnan(p) and p < ALPHA
+
+
+def _comparison_table(cmp, digits, per_query) -> str:
+    from .evaluation import lower_is_better
+
+    base = cmp.evaluations[cmp.baseline]
+    header = ["run", "queries", *cmp.measures]
+    rows = []
+    for ev, test in zip(cmp.evaluations, cmp.tests):
+        label = ev.label + (" (baseline)" if test is None else "")
+        rows.append([label, str(ev.queries), *(_fmt(ev.overall.get(m), digits) + ("*" if _significant(test, m) else "")
+                                               for m in cmp.measures)])
+    parts = [f"{cmp.dataset}: {len(cmp.evaluations)} runs; * = differs from the baseline {base.label} "
+             f"(paired randomization test, Holm-corrected, p < {ALPHA})", _grid(header, rows)]
+    test_rows = []
+    for ev, test in zip(cmp.evaluations, cmp.tests):
+        if test is None:
+            continue
+        for m in cmp.measures:
+            t = test[m]
+            low, high = t["ci95"]
+            sign = "-" if lower_is_better(m) else "+"
+            test_rows.append([ev.label, m + ("" if sign == "+" else " (lower is better)"), str(t["n"]),
+                              _fmt(t["mean_diff"], digits), f"[{_fmt(low, digits)}, {_fmt(high, digits)}]",
+                              _p(t["p_t"]), _p(t["p_t_holm"]), _p(t["p_randomization"]),
+                              _p(t["p_randomization_holm"])])
+    if test_rows:
+        parts.append(f"\nPaired tests against {base.label} (queries with a value in both runs; 95% CI: t-based, "
+                     "of the mean difference; Holm across runs, per measure)")
+        parts.append(_grid(["run", "measure", "n", "diff", "95% CI", "p(t)", "p(t) Holm", "p(rand)",
+                            "p(rand) Holm"], test_rows))
+    if base.subsets:
+        sub_rows = []
+        for name in base.subsets:
+            for ev in cmp.evaluations:
+                values = ev.subsets.get(name, {})
+                sub_rows.append([name, ev.label, str(values.get("queries", "")),
+                                 *(_fmt(values.get(m), digits) for m in cmp.measures)])
+        parts.append(f"\nPer {base.breakdown_field}")
+        parts.append(_grid([base.breakdown_field or "subset", "run", "queries", *cmp.measures], sub_rows))
+    if per_query:
+        parts.append("\nPer query")
+        parts.append(_per_query_table(cmp.evaluations, digits))
+    return "\n".join(parts)
+
+
+def _notes(result) -> list[str]:
+    return [f"note: {n}" for n in result.notes]
+
+
+def _csv_rows(evaluations, tests, per_query):
+    for ev, test in zip(evaluations, tests):
+        for m in ev.measures:
+            yield [ev.label, "all", "", m, "mean", _csv_value(ev.overall.get(m))]
+            yield [ev.label, "all", "", m, "queries", ev.counts.get(m, "")]
+        for name, values in ev.subsets.items():
+            for m in ev.measures:
+                yield [ev.label, name, "", m, "mean", _csv_value(values.get(m))]
+        if test:
+            for m in ev.measures:
+                t = dict(test[m])
+                t["ci95_low"], t["ci95_high"] = t["ci95"]
+                for key in _TEST_KEYS:
+                    yield [ev.label, "all", "", m, key, t[key] if key == "n" else _csv_value(t[key])]
+        if per_query and ev.per_query is not None:
+            for query_id, group, values in _per_query_rows(ev):
+                for m, value in zip(ev.measures, values):
+                    if value is not None:
+                        yield [ev.label, group or "all", query_id, m, "value", _csv_value(value)]
+
+
+def _csv_value(value):
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return repr(float(value))
+
+
+def _latex_escape(text: str) -> str:
+    replacements = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return "".join(replacements.get(c, c) for c in str(text))
+
+
+def _latex(evaluations, tests, digits) -> str:
+    from .evaluation import lower_is_better
+
+    measures = evaluations[0].measures
+    several = len(evaluations) > 1
+    best = {}
+    if several:
+        for m in measures:
+            values = [ev.overall.get(m) for ev in evaluations if not math.isnan(ev.overall.get(m, math.nan))]
+            if values:
+                best[m] = min(values) if lower_is_better(m) else max(values)
+
+    def cell(ev, test, m, values):
+        value = values.get(m)
+        text = _fmt(value, digits)
+        if text == "n/a":
+            return "--"
+        if values is ev.overall and best.get(m) is not None and round(value, digits) == round(best[m], digits):
+            text = rf"\textbf{{{text}}}"
+        if values is ev.overall and _significant(test, m):
+            text += r"$^\dagger$"
+        return text
+
+    columns = "l" + ("l" if not several else "") + "r" * len(measures)
+    head = [("Run" if several else _latex_escape(evaluations[0].breakdown_field or "Subset"))]
+    lines = [rf"\begin{{tabular}}{{{'l' + 'r' * len(measures)}}}", r"\toprule",
+             " & ".join([*head, *(_latex_escape(m) for m in measures)]) + r" \\", r"\midrule"]
+    if several:
+        for ev, test in zip(evaluations, tests):
+            label = _latex_escape(ev.label) + (" (baseline)" if test is None else "")
+            lines.append(" & ".join([label, *(cell(ev, test, m, ev.overall) for m in measures)]) + r" \\")
+    else:
+        ev = evaluations[0]
+        lines.append(" & ".join(["all", *(cell(ev, None, m, ev.overall) for m in measures)]) + r" \\")
+        if ev.subsets:
+            lines.append(r"\midrule")
+            for name, values in ev.subsets.items():
+                lines.append(" & ".join([_latex_escape(name), *(cell(ev, None, m, values) for m in measures)]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    del columns
+    if several and evaluations[0].subsets:
+        field = _latex_escape(evaluations[0].breakdown_field or "Subset")
+        lines += ["", rf"\begin{{tabular}}{{ll{'r' * len(measures)}}}", r"\toprule",
+                  " & ".join([field, "Run", *(_latex_escape(m) for m in measures)]) + r" \\", r"\midrule"]
+        names = list(evaluations[0].subsets)
+        for i, name in enumerate(names):
+            for j, ev in enumerate(evaluations):
+                values = ev.subsets.get(name, {})
+                first = _latex_escape(name) if j == 0 else ""
+                lines.append(" & ".join([first, _latex_escape(ev.label), *(cell(ev, None, m, values) for m in measures)])
+                             + r" \\")
+            if i < len(names) - 1:
+                lines.append(r"\midrule")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+    if several:
+        base = evaluations[[t is None for t in tests].index(True)].label
+        lines.append(f"% $^\\dagger$: differs from {_latex_escape(base)} (paired randomization test, Holm-corrected, "
+                     f"p < {ALPHA}); bold: best")
+    return "\n".join(lines)
+
+
+def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4) -> str:
+    """Format an :class:`~negplugins.evaluation.Evaluation` or :class:`~negplugins.evaluation.Comparison`."""
+    from .evaluation import Comparison
+
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    comparison = isinstance(result, Comparison)
+    evaluations = result.evaluations if comparison else [result]
+    tests = result.tests if comparison else [None]
+    if fmt == "json":
+        return json_dumps(result.to_dict(per_query=per_query))
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["run", "subset", "query_id", "measure", "statistic", "value"])
+        writer.writerows(_csv_rows(evaluations, tests, per_query))
+        return out.getvalue().rstrip("\n")
+    if fmt == "latex":
+        if per_query:
+            raise UserError("per-query values are not written as LaTeX; use --format csv or json with --per-query")
+        return _latex(evaluations, tests, digits)
+    if comparison:
+        text = _comparison_table(result, digits, per_query)
+    else:
+        text = evaluation_table(result, digits)
+        if per_query:
+            text += "\n\nPer query\n" + _per_query_table([result], digits)
+    return "\n".join([text, *_notes(result)])
+
+
+def json_dumps(record) -> str:
+    import json
+
+    return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,147 @@
+"""Paired significance tests between runs on the same queries.
+
+* :func:`paired_t_test` - two-sided paired t-test (``scipy.stats.ttest_rel``);
+* :func:`randomization_test` - two-sided paired randomization (sign-flip permutation) test of the
+  mean difference, vectorised with NumPy: exact (all 2^n sign assignments) when 2^n is at most the
+  number of permutations asked for, otherwise Monte Carlo with a fixed seed, p = (hits + 1) / (B + 1);
+* :func:`t_confidence_interval` - the t-based 95% confidence interval of the mean difference;
+* :func:`holm` - Holm's step-down correction of a family of p-values.
+
+:func:`compare` tests every run against a baseline, per measure, on the queries for which the measure
+has a value in both runs, and corrects the p-values with Holm across the runs (per measure and test).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["PERMUTATIONS", "SEED", "paired_t_test", "randomization_test", "t_confidence_interval", "holm",
+           "compare"]
+
+PERMUTATIONS = 10_000
+SEED = 20240611
+_CHUNK = 1000
+
+
+def _diffs(a, b) -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("paired samples must be 1-D and of equal length")
+    return b - a
+
+
+def paired_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """``(t, p)`` of the two-sided paired t-test of ``b - a``; p = 1 when every difference is 0, NaN for n < 2."""
+    d = _diffs(a, b)
+    if len(d) < 2:
+        return math.nan, math.nan
+    if np.all(d == d[0]):
+        return (math.nan, 1.0) if d[0] == 0 else (math.copysign(math.inf, d[0]), 0.0)
+    result = stats.ttest_rel(b, a)
+    return float(result.statistic), float(result.pvalue)
+
+
+def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int = PERMUTATIONS,
+                       seed: int = SEED) -> float:
+    """Two-sided p-value of the paired randomization test of the mean of ``b - a``."""
+    d = _diffs(a, b)
+    n = len(d)
+    if n == 0:
+        return math.nan
+    observed = abs(d.mean())
+    tolerance = 1e-12 * max(1.0, observed)
+    if n <= 20 and 2 ** n <= permutations:  # exact: every sign assignment
+        signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1) * 2 - 1
+        means = np.abs(signs @ d) / n
+        return float(np.count_nonzero(means >= observed - tolerance) / 2 ** n)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    done = 0
+    while done < permutations:
+        size = min(_CHUNK, permutations - done)
+        signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
+        means = np.abs(signs @ d) / n
+        hits += int(np.count_nonzero(means >= observed - tolerance))
+        done += size
+    return (hits + 1) / (permutations + 1)
+
+
+def t_confidence_interval(a: Sequence[float], b: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The t-based confidence interval of the mean of ``b - a`` (NaN for n < 2)."""
+    d = _diffs(a, b)
+    n = len(d)
+    if n < 2:
+        return math.nan, math.nan
+    mean = float(d.mean())
+    sem = float(d.std(ddof=1)) / math.sqrt(n)
+    if sem == 0:
+        return mean, mean
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sem
+    return mean - half, mean + half
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values, in the input order; NaN stays NaN and is not counted in the family."""
+    indexed = [(p, i) for i, p in enumerate(pvalues) if p is not None and not math.isnan(p)]
+    m = len(indexed)
+    adjusted = [math.nan] * len(pvalues)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(indexed)):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
+def compare(per_query: Sequence[Mapping[str, Mapping[str, float]]], measures: Sequence[str], baseline: int = 0,
+            permutations: int = PERMUTATIONS, seed: int = SEED) -> list[dict | None]:
+    """Test every run against ``per_query[baseline]``.
+
+    Parameters
+    ----------
+    per_query : list of {measure: {query_id: value}}
+        One entry per run.
+    measures : list of str
+    baseline : int
+        Index of the baseline run.
+
+    Returns
+    -------
+    list
+        ``None`` for the baseline; otherwise ``{measure: {"n", "baseline_mean", "mean", "mean_diff",
+        "ci95", "t", "p_t", "p_randomization", "p_t_holm", "p_randomization_holm"}}``.
+    """
+    results: list[dict | None] = [None if i == baseline else {} for i in range(len(per_query))]
+    base = per_query[baseline]
+    for measure in measures:
+        for i, values in enumerate(per_query):
+            if i == baseline:
+                continue
+            a_values = base.get(measure, {})
+            b_values = values.get(measure, {})
+            common = sorted(a_values.keys() & b_values.keys())
+            a = np.array([a_values[q] for q in common], dtype=float)
+            b = np.array([b_values[q] for q in common], dtype=float)
+            keep = ~(np.isnan(a) | np.isnan(b))
+            a, b = a[keep], b[keep]
+            t, p_t = paired_t_test(a, b)
+            low, high = t_confidence_interval(a, b)
+            results[i][measure] = {
+                "n": int(len(a)),
+                "baseline_mean": float(a.mean()) if len(a) else math.nan,
+                "mean": float(b.mean()) if len(b) else math.nan,
+                "mean_diff": float((b - a).mean()) if len(a) else math.nan,
+                "ci95": [low, high],
+                "t": t, "p_t": p_t,
+                "p_randomization": randomization_test(a, b, permutations, seed),
+            }
+        others = [i for i in range(len(per_query)) if i != baseline]
+        for key in ("p_t", "p_randomization"):
+            adjusted = holm([results[i][measure][key] for i in others])
+            for i, value in zip(others, adjusted):
+                results[i][measure][key + "_holm"] = value
+    return results

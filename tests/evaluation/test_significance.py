@@ -1,0 +1,77 @@
+"""Paired tests against scipy and Holm against a hand computation."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from negplugins.significance import compare, holm, paired_t_test, randomization_test, t_confidence_interval
+
+A = [0.50, 0.30, 0.90, 0.10, 0.70, 0.40, 0.60, 0.20, 0.80, 0.55]
+B = [0.60, 0.35, 0.95, 0.05, 0.90, 0.50, 0.65, 0.30, 0.85, 0.70]
+
+
+def test_paired_t_test_matches_scipy():
+    t, p = paired_t_test(A, B)
+    reference = stats.ttest_rel(B, A)
+    assert t == pytest.approx(reference.statistic) and p == pytest.approx(reference.pvalue)
+    # hand: mean diff 0.085, sd of diffs, t = mean / (sd / sqrt(n))
+    d = np.array(B) - np.array(A)
+    assert t == pytest.approx(d.mean() / (d.std(ddof=1) / math.sqrt(len(d))))
+
+
+def test_t_interval_matches_scipy():
+    low, high = t_confidence_interval(A, B)
+    reference = stats.ttest_rel(B, A).confidence_interval(0.95)
+    assert (low, high) == pytest.approx((reference.low, reference.high))
+
+
+def test_exact_randomization_matches_scipy():
+    reference = stats.permutation_test((np.array(B), np.array(A)), lambda x, y: np.mean(x - y), vectorized=False,
+                                       permutation_type="samples", n_resamples=10_000, alternative="two-sided")
+    assert randomization_test(A, B) == pytest.approx(reference.pvalue)  # 2^10 < 10,000: exact in both
+
+
+def test_monte_carlo_randomization_close_to_exact():
+    rng = np.random.default_rng(0)
+    a = rng.random(18)
+    b = a + rng.normal(0.05, 0.2, 18)
+    exact = randomization_test(a, b, permutations=2 ** 18)
+    sampled = randomization_test(a, b, permutations=10_000)
+    assert abs(exact - sampled) < 0.02
+    assert sampled == randomization_test(a, b, permutations=10_000)  # fixed seed: reproducible
+    reference = stats.permutation_test((b, a), lambda x, y, axis: np.mean(x - y, axis=axis), vectorized=True,
+                                       permutation_type="samples", n_resamples=np.inf, alternative="two-sided")
+    assert exact == pytest.approx(reference.pvalue)
+
+
+def test_degenerate_cases():
+    assert paired_t_test([0.5, 0.5], [0.5, 0.5]) == (pytest.approx(math.nan, nan_ok=True), 1.0)
+    assert randomization_test([1, 0], [1, 0]) == 1.0
+    assert math.isnan(randomization_test([], []))
+    assert all(math.isnan(x) for x in t_confidence_interval([1], [2]))
+
+
+def test_holm_by_hand():
+    # sorted: 0.01 (x4 = 0.04), 0.02 (x3 = 0.06), 0.03 (x2 = 0.06, monotone), 0.04 (x1 = 0.04 -> max 0.06)
+    assert holm([0.03, 0.01, 0.04, 0.02]) == pytest.approx([0.06, 0.04, 0.06, 0.06])
+    assert holm([0.5, 0.4]) == pytest.approx([0.8, 0.8])
+    assert holm([0.9, 0.01]) == pytest.approx([0.9, 0.02])
+    adjusted = holm([0.01, math.nan, 0.04])
+    assert adjusted[0] == pytest.approx(0.02) and math.isnan(adjusted[1]) and adjusted[2] == pytest.approx(0.04)
+
+
+def test_compare_holm_across_runs():
+    base = {"M": {str(i): v for i, v in enumerate(A)}}
+    better = {"M": {str(i): v for i, v in enumerate(B)}}
+    same = {"M": {str(i): v + (0.01 if i % 2 else -0.01) for i, v in enumerate(A)}}
+    results = compare([base, better, same], ["M"])
+    assert results[0] is None
+    raw = [results[1]["M"]["p_t"], results[2]["M"]["p_t"]]
+    assert [results[1]["M"]["p_t_holm"], results[2]["M"]["p_t_holm"]] == pytest.approx(holm(raw))
+    assert results[1]["M"]["p_t"] == pytest.approx(stats.ttest_rel(B, A).pvalue)
+    assert results[1]["M"]["n"] == 10
+    # only common queries are paired
+    partial = {"M": {"0": 1.0, "1": 0.0, "zzz": 1.0}}
+    assert compare([base, partial], ["M"])[1]["M"]["n"] == 2

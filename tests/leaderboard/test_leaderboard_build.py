@@ -1,0 +1,185 @@
+"""Leaderboard build: determinism, check (stale output, invalid runs), escaping and untrusted contributions."""
+
+import gzip
+import json
+import os
+
+import pytest
+
+from negplugins.cli import main
+from negplugins.errors import UserError
+from negplugins.leaderboard import ContributionError, build, check, discover
+from negplugins.leaderboard.build import safe_relative
+from negplugins.metadata import write_metadata
+
+RANKINGS = {
+    "good": {"q01": ["d01", "d02"], "q02": ["d03", "d04"], "q05": ["d09", "d10"], "q06": ["d10", "d09"],
+             "q16": ["d24", "d26", "d23"]},
+    "bm25": {"q01": ["d02", "d01"], "q02": ["d04", "d03"], "q05": ["d10", "d09"], "q06": ["d10", "d09"],
+             "q16": ["d23", "d24"]},
+}
+
+
+def contribute(runs, trec, name, ranking, system=None, dataset="negplugins-demo", gz=False):
+    folder = runs / dataset
+    path = trec(folder / f"{name}.trec", ranking)
+    if gz:
+        data = path.read_bytes()
+        path.unlink()
+        path = folder / f"{name}.trec.gz"
+        with gzip.GzipFile(path, "wb", mtime=0) as f:
+            f.write(data)
+    write_metadata(path, dataset=dataset, runner="external", system=system or f"System {name}", tag="t",
+                   parameters={}, command=f"make {name}")
+    return path
+
+
+@pytest.fixture
+def runs(tmp_path, trec):
+    root = tmp_path / "runs"
+    contribute(root, trec, "bm25", RANKINGS["bm25"])
+    contribute(root, trec, "good", RANKINGS["good"], gz=True)
+    return root
+
+
+def test_build_is_deterministic(runs, tmp_path):
+    first = build(runs, tmp_path / "out1")
+    build(runs, tmp_path / "out2")
+    names = sorted(p.name for p in first)
+    assert names == ["README.md", "index.html", "index.json", "negplugins-demo.html", "negplugins-demo.json",
+                     "negplugins-demo.md"]
+    for name in names:
+        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
+    record = json.loads((tmp_path / "out1" / "negplugins-demo.json").read_text())
+    assert [r["name"] for r in record["runs"]] == ["good", "bm25"]  # sorted by nDCG@10
+    assert record["baseline"] == "bm25" and record["runs"][0]["vs_baseline"]["nDCG@10"]["n"] == 21
+    index = json.loads((tmp_path / "out1" / "index.json").read_text())
+    assert [b["family"] for b in index["benchmarks"]] == ["comlq", "excluir", "nevir", "boolquestions",
+                                                          "dureader-retrieval", "negplugins-demo"]
+    html = (tmp_path / "out1" / "negplugins-demo.html").read_text()
+    assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "<script src" not in html and "<link" not in html
+
+
+def test_check_detects_stale_and_invalid(runs, tmp_path, trec, capsys):
+    out = tmp_path / "leaderboards"
+    assert main(["leaderboard", "build", "--runs", str(runs), "--output", str(out)]) == 0
+    assert check(runs, out) == []
+    assert main(["leaderboard", "check", "--runs", str(runs), "--output", str(out)]) == 0
+    (out / "negplugins-demo.md").write_text("edited\n")
+    assert main(["leaderboard", "check", "--runs", str(runs), "--output", str(out)]) == 1
+    assert "negplugins-demo.md: stale" in capsys.readouterr().err
+    build(runs, out)
+    (out / "extra.html").write_text("x")
+    assert any("extra.html: not produced" in d for d in check(runs, out))
+    (out / "extra.html").unlink()
+    contribute(runs, trec, "new", RANKINGS["good"])
+    assert any("negplugins-demo.json: stale" in d for d in check(runs, out))
+    bad = runs / "negplugins-demo" / "broken.trec"
+    bad.write_text("q01 Q0 d01 1 1.0 t\nq01 Q0 d01 2 0.5 t\n")
+    write_metadata(bad, dataset="negplugins-demo", runner="external", system="x", tag="t", parameters={})
+    assert main(["leaderboard", "check", "--runs", str(runs), "--output", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "broken.trec" in err and "duplicate" in err
+    assert main(["leaderboard", "build", "--runs", str(runs), "--output", str(out)]) == 1
+
+
+def test_metadata_is_escaped(tmp_path, trec):
+    runs = tmp_path / "runs"
+    contribute(runs, trec, "bm25", RANKINGS["bm25"])
+    contribute(runs, trec, "evil", RANKINGS["good"], system="<script>alert('x')</script> | **bold** [l](http://x)")
+    build(runs, tmp_path / "out")
+    for name in ("negplugins-demo.html", "index.html", "negplugins-demo.md", "README.md"):
+        text = (tmp_path / "out" / name).read_text()
+        assert "<script>alert" not in text, name
+        assert "&lt;script&gt;alert(" in text, name
+    assert "&#124;" in (tmp_path / "out" / "negplugins-demo.md").read_text()
+
+
+def test_unsafe_contributions_rejected(tmp_path, trec):
+    runs = tmp_path / "runs"
+    contribute(runs, trec, "bm25", RANKINGS["bm25"])
+    outside = trec(tmp_path / "secret.trec", RANKINGS["good"])
+    (runs / "negplugins-demo" / "link.trec").symlink_to(outside)
+    write_metadata(runs / "negplugins-demo" / "link.trec", dataset="negplugins-demo", runner="external",
+                   system="x", tag="t", parameters={})
+    (runs / "negplugins-demo" / "linkdir").symlink_to(tmp_path)
+    _, problems = discover(runs)
+    assert any("link.trec: symlink pointing outside" in p for p in problems)
+    assert any("symlinked folders are not accepted" in p for p in problems)
+    with pytest.raises(ContributionError):
+        build(runs, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_traversal_in_sidecar_and_names(tmp_path, trec):
+    runs = tmp_path / "runs"
+    path = contribute(runs, trec, "bm25", RANKINGS["bm25"])
+    meta_path = path.with_name("bm25.meta.json")
+    meta = json.loads(meta_path.read_text())
+    meta["run"] = "../../etc/passwd"
+    meta_path.write_text(json.dumps(meta))
+    trec(runs / "negplugins-demo" / "-bad name.trec", RANKINGS["good"])
+    trec(runs / "stray.trec", RANKINGS["good"])
+    trec(runs / "no-such-dataset" / "x.trec", RANKINGS["good"])
+    _, problems = discover(runs)
+    text = "\n".join(problems)
+    assert "must be the run's bare file name" in text
+    assert "'-bad name' must match" in text
+    assert "stray.trec: runs belong in a dataset folder" in text
+    assert "no-such-dataset/x.trec: folder 'no-such-dataset' is not a registered dataset id" in text
+    for bad in ("../x", "/etc/passwd", "a/../../b", "a\\b"):
+        with pytest.raises(ContributionError):
+            safe_relative(runs, bad)
+    assert safe_relative(runs, "negplugins-demo/bm25.trec") == runs / "negplugins-demo" / "bm25.trec"
+
+
+def test_sidecar_must_match(tmp_path, trec):
+    runs = tmp_path / "runs"
+    path = contribute(runs, trec, "bm25", RANKINGS["bm25"])
+    path.write_text(path.read_text() + "q03 Q0 d06 1 1.0 t\n")  # changed after the sidecar was written
+    (runs / "negplugins-demo" / "orphan.meta.json").write_text("{}")
+    _, problems = discover(runs)
+    assert any("run_sha256 does not match" in p for p in problems)
+    assert any("orphan.meta.json: sidecar without a run" in p for p in problems)
+
+
+def test_gzip_bomb_is_bounded(tmp_path, trec, monkeypatch):
+    monkeypatch.setenv("NEGPLUGINS_MAX_RUN_BYTES", "200000")
+    runs = tmp_path / "runs"
+    folder = runs / "negplugins-demo"
+    folder.mkdir(parents=True)
+    bomb = folder / "bomb.trec.gz"
+    with gzip.GzipFile(bomb, "wb", mtime=0) as f:
+        for _ in range(100):
+            f.write(b"q01 Q0 d01 1 1.0 t\n" * 1000)
+    write_metadata(bomb, dataset="negplugins-demo", runner="external", system="bomb", tag="t", parameters={})
+    with pytest.raises(ContributionError, match="gzip expansion exceeds the limit"):
+        build(runs, tmp_path / "out")
+
+
+def test_unavailable_dataset_named(tmp_path, trec, monkeypatch):
+    monkeypatch.setenv("IR_DATASETS_EXT_MIRROR", str(tmp_path / "empty-mirror"))
+    (tmp_path / "empty-mirror").mkdir()
+    runs = tmp_path / "runs"
+    contribute(runs, trec, "x", {"0": ["10000"]}, dataset="comlq")
+    with pytest.raises(UserError, match="comlq"):
+        build(runs, tmp_path / "out")
+
+
+def test_committed_leaderboards_are_current(monkeypatch):
+    """The committed leaderboards/ match a rebuild of runs/ (what CI runs as 'negplugins leaderboard check')."""
+    from leaderboard_paths import PROJECT_ROOT, SHARED_DATA
+
+    runs, out = PROJECT_ROOT / "runs", PROJECT_ROOT / "leaderboards"
+    if not out.is_dir():
+        pytest.skip("no committed leaderboards/")
+    if SHARED_DATA.is_dir():
+        monkeypatch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
+    try:
+        differences = check(runs, out)
+    except ContributionError:
+        raise
+    except UserError as error:
+        pytest.skip(f"a dataset's data is not available here: {error}")
+    assert differences == []
