@@ -10,14 +10,16 @@ from .evaluation import evaluate
 from .index import lucene_index
 from .runners.bm25 import bm25_search
 
-__all__ = ["DEMO_DATASET", "DEMO_MEASURES", "run_demo"]
+__all__ = ["DEMO_DATASET", "run_demo"]
 
 DEMO_DATASET = "negplugins-demo"
-DEMO_MEASURES = ("nDCG@10", "RR@10", "R@100")
 
 
 def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
     """Index the demo dataset, run BM25 over it and return the evaluation as a table.
+
+    The table has the demo's default measures (standard and negation measures), overall and per kind
+    of query (exclusion, negation-pair, and, or, not).
 
     Parameters
     ----------
@@ -33,6 +35,6 @@ def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
     index, _ = lucene_index(DEMO_DATASET, workdir / "indexes" / "lucene" / DEMO_DATASET, threads=threads)
     run = workdir / "runs" / DEMO_DATASET / "bm25.trec"
     info = bm25_search(DEMO_DATASET, run, index=index, hits=100, threads=threads)
-    result = evaluate(DEMO_DATASET, run, measures=DEMO_MEASURES)
+    result = evaluate(DEMO_DATASET, run)
     return (f"BM25 (k1={info['k1']}, b={info['b']}) on {DEMO_DATASET}: {info['queries']} queries, "
             f"{info['lines']} run lines\n\n{result.to_table()}")
