@@ -11,6 +11,12 @@ from pathlib import Path
 __all__ = ["atomic_writer", "atomic_directory"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
     """Open a temporary file beside ``path``; rename it to ``path`` only if the block succeeds."""
@@ -20,6 +26,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding, newline=None if "b" in mode else "") as f:
             yield f
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -40,6 +47,7 @@ def atomic_directory(path: str | os.PathLike):
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
     try:
         yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
