@@ -148,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _quiet_logs() -> None:
-    logging.getLogger("ir_datasets").setLevel(logging.WARNING)
+    # ir_datasets sets INFO on each of its loggers when it first uses them, so a level on the parent
+    # logger would not hold: switch INFO and below off for this process instead.
+    logging.disable(logging.INFO)
     import os
 
     os.environ.setdefault("IR_DATASETS_DL_DISABLE_PBAR", "true")

@@ -9,6 +9,7 @@ from typing import Iterator
 import ir_datasets
 
 import ir_datasets_ext  # noqa: F401  (registers the suite's datasets)
+from ir_datasets_ext.datasets import boolquestions, comlq, negplugins_demo
 
 from .errors import UnknownDatasetError
 
@@ -16,6 +17,13 @@ __all__ = ["load", "query_texts", "qrels_dict", "breakdown_field", "docs_root_id
 
 #: Query fields by which results are broken down, in order of preference.
 BREAKDOWN_FIELDS = ("structure", "question_type", "kind")
+
+#: The benchmarks' own order of their subsets (ComLQ's paper order of structures, ...).
+SUBSET_ORDER = {
+    "structure": comlq.STRUCTURES,
+    "question_type": boolquestions.QUESTION_TYPES,
+    "kind": negplugins_demo.KINDS,
+}
 
 _SUITE_PREFIXES = ("comlq", "excluir", "nevir", "boolquestions", "dureader-retrieval", "negplugins-demo")
 
@@ -64,6 +72,12 @@ def breakdown_field(dataset) -> str | None:
     """The query field that splits a dataset into its subsets (ComLQ structure, BoolQuestions type)."""
     fields = getattr(dataset.queries_cls(), "_fields", ())
     return next((field for field in BREAKDOWN_FIELDS if field in fields), None)
+
+
+def ordered_subsets(dataset, names) -> list[str]:
+    """Subset names in the benchmark's own order (:data:`SUBSET_ORDER`); others after them, sorted."""
+    rank = {name: i for i, name in enumerate(SUBSET_ORDER.get(breakdown_field(dataset), ()))}
+    return sorted(set(names), key=lambda name: (rank.get(name, len(rank)), name))
 
 
 def query_groups(dataset) -> dict[str, str]:

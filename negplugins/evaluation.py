@@ -233,7 +233,7 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                          "in the qrels), so it has no value")
     groups = datasets.query_groups(dataset)
     subsets: dict[str, dict] = {}
-    for group in dict.fromkeys(groups[q] for q in qrels if q in groups):
+    for group in datasets.ordered_subsets(dataset, (groups[q] for q in qrels if q in groups)):
         ids = [q for q in qrels if groups.get(q) == group]
         values, _ = _aggregate(parsed, per_query, ids)
         subsets[group] = {"queries": len(ids), **values}
