@@ -7,6 +7,7 @@ with six decimals, as Pyserini does, so runs of the suite and of stock Pyserini 
 from __future__ import annotations
 
 import gzip
+import io
 import math
 import os
 from pathlib import Path
@@ -77,14 +78,27 @@ def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
 def write_run(path: str | os.PathLike, results: Iterable[tuple[str, Iterable[tuple[str, float]]]], tag: str) -> int:
     """Write ``(query_id, [(doc_id, score), ...])`` pairs, each list already in rank order.
 
-    Returns the number of lines written. The file appears only when complete.
+    Returns the number of lines written. The file appears only when complete. A path ending in
+    ``.gz`` is gzip-compressed deterministically (no file name, modification time 0), so the same
+    lines always give the same bytes.
     """
     if not tag or any(c.isspace() for c in tag):
         raise UserError(f"run tag {tag!r} must be one word without white space")
     lines = 0
-    with atomic_writer(path) as f:
+
+    def write_lines(f):
+        nonlocal lines
         for query_id, hits in results:
             for rank, (doc_id, score) in enumerate(hits, start=1):
                 f.write(f"{query_id} Q0 {doc_id} {rank} {score:.6f} {tag}\n")
                 lines += 1
+
+    if Path(path).suffix == ".gz":
+        with atomic_writer(path, "wb") as raw:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as compressed:
+                with io.TextIOWrapper(compressed, encoding="utf-8", newline="") as f:
+                    write_lines(f)
+    else:
+        with atomic_writer(path) as f:
+            write_lines(f)
     return lines

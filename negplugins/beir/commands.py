@@ -1,0 +1,120 @@
+"""Command-line commands of the BEIR integration (listed in :data:`negplugins.cli.COMMAND_MODULES`).
+
+``negplugins export beir DATASET DIR``
+    Write a registered dataset as a BEIR folder.
+``negplugins import beir RESULTS.json --dataset DATASET --output RUN``
+    Turn saved BEIR results into a TREC run with a metadata sidecar.
+``negplugins search beir-dense DATASET --output RUN``
+    BEIR's exact dense search with a sentence-transformers model.
+``negplugins search beir-rerank DATASET --run FIRST --model CE --output RUN``
+    BEIR's reranker with a cross-encoder.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_commands"]
+
+
+def _subcommands(commands, name: str, help: str, dest: str):
+    """The subparsers of top-level command ``name``, created unless another module already added it."""
+    parser = commands.choices.get(name)
+    if parser is None:
+        parser = commands.add_parser(name, help=help)
+    for action in parser._actions:  # another command module may already have made it a group
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return parser.add_subparsers(dest=dest, required=True, metavar="FORMAT")
+
+
+def _cmd_export_beir(args) -> int:
+    from .export import export_beir
+
+    info = export_beir(args.dataset, args.directory, split=args.split, overwrite=args.overwrite,
+                       verify=not args.no_verify)
+    labels = ", ".join(f"{key[len('qrels_label_'):]}: {value}" for key, value in info.items()
+                       if key.startswith("qrels_label_"))
+    print(f"wrote {info['docs']} documents, {info['queries']} queries ({info['judged_queries']} judged) and "
+          f"{info['qrels']} judgements (by label {labels}) to {info['path']}")
+    return 0
+
+
+def _cmd_import_beir(args) -> int:
+    from .results import results_to_run
+
+    model = {"id": args.model, "revision": args.model_revision, "sha256": args.model_sha256} if args.model else None
+    info = results_to_run(args.results, args.dataset, args.output, system=args.system, tag=args.run_tag,
+                          model=model, hits=args.hits, check_docs=not args.no_check_docs)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']} (metadata {info['metadata']})")
+    return 0
+
+
+def _cmd_search_beir_dense(args) -> int:
+    from .retrieval import beir_dense_search
+
+    info = beir_dense_search(args.dataset, args.output, model=args.model, hits=args.hits, batch_size=args.batch_size,
+                             score_function=args.score_function, max_length=args.max_length, device=args.device,
+                             run_tag=args.run_tag, show_progress_bar=args.verbose)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']}")
+    return 0
+
+
+def _cmd_search_beir_rerank(args) -> int:
+    from .retrieval import beir_rerank
+
+    info = beir_rerank(args.dataset, args.run, args.output, model=args.model, top_k=args.top_k,
+                       batch_size=args.batch_size, max_length=args.max_length, device=args.device,
+                       run_tag=args.run_tag)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']}")
+    return 0
+
+
+def add_commands(commands, runners) -> None:
+    """Add ``export beir``, ``import beir``, ``search beir-dense`` and ``search beir-rerank``."""
+    export = _subcommands(commands, "export", "write a dataset in another toolkit's format", "export_format")
+    p = export.add_parser("beir", help="write a dataset as a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+    p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
+    p.add_argument("directory", help="folder to create")
+    p.add_argument("--split", default="test", help="qrels file name, qrels/<split>.tsv (default: test)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing BEIR export in the folder")
+    p.add_argument("--no-verify", action="store_true", help="do not re-read the folder after writing it")
+    p.set_defaults(func=_cmd_export_beir)
+
+    imports = _subcommands(commands, "import", "turn another toolkit's results into a TREC run", "import_format")
+    p = imports.add_parser("beir", help="BEIR results JSON ({qid: {docid: score}}) to a TREC run with metadata")
+    p.add_argument("results", help="JSON file saved from EvaluateRetrieval.retrieve (json.dump)")
+    p.add_argument("--dataset", "-d", required=True, help="registered dataset id the results are for")
+    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. runs/comlq/my-system.trec")
+    p.add_argument("--system", default="beir", help="one line naming the system (default: beir)")
+    p.add_argument("--run-tag", help="last column of the run (default: derived from --system)")
+    p.add_argument("--model", help="model id recorded in the metadata")
+    p.add_argument("--model-revision", help="model revision recorded in the metadata")
+    p.add_argument("--model-sha256", help="model weights checksum recorded in the metadata")
+    p.add_argument("--hits", type=int, help="keep at most this many documents per query")
+    p.add_argument("--no-check-docs", action="store_true", help="do not check doc ids against the corpus")
+    p.set_defaults(func=_cmd_import_beir)
+
+    p = runners.add_parser("beir-dense", help="BEIR DenseRetrievalExactSearch with a sentence-transformers model")
+    p.add_argument("dataset")
+    p.add_argument("--output", "-o", required=True, help="run file to write")
+    p.add_argument("--model", help="sentence-transformers model folder or name (default: packaged all-MiniLM-L6-v2)")
+    p.add_argument("--hits", type=int, default=100, help="documents per query (default: 100)")
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--score-function", choices=("cos_sim", "dot"), default="cos_sim")
+    p.add_argument("--max-length", type=int, help="truncate inputs to this many tokens")
+    p.add_argument("--device", help="cpu, cuda, ... (default: chosen by sentence-transformers)")
+    p.add_argument("--run-tag", help="last column of the run (default: beir-dense-<model>)")
+    p.set_defaults(func=_cmd_search_beir_dense)
+
+    p = runners.add_parser("beir-rerank", help="BEIR Rerank of a first-stage run with a cross-encoder")
+    p.add_argument("dataset")
+    p.add_argument("--run", required=True, help="first-stage TREC run to rerank")
+    p.add_argument("--model", required=True, help="cross-encoder folder or name")
+    p.add_argument("--output", "-o", required=True, help="run file to write")
+    p.add_argument("--top-k", type=int, default=100, help="first-stage documents reranked per query (default: 100)")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--max-length", type=int, help="truncate each pair to this many tokens")
+    p.add_argument("--device", help="cpu, cuda, ... (default: chosen by sentence-transformers)")
+    p.add_argument("--run-tag", help="last column of the run (default: beir-rerank-<model>)")
+    p.set_defaults(func=_cmd_search_beir_rerank)

@@ -1,0 +1,230 @@
+"""Turn BEIR results into TREC runs that the suite evaluates and ranks.
+
+BEIR's retrievers return ``{query_id: {doc_id: score}}`` (``EvaluateRetrieval.retrieve``), often saved
+with ``json.dump``. :func:`results_to_run` checks such results against a registered dataset and
+writes a standard 6-column TREC run, documents by decreasing score and equal scores by doc id
+(:func:`negplugins.trec.ranked`, Anserini's order), with the metadata sidecar
+(:mod:`negplugins.metadata`, ``runner: "beir"``) that the leaderboards read.
+
+Results are taken as they are: BEIR's convention of dropping documents whose id equals the query id
+is *not* applied (the suite's evaluation keeps them; no registered dataset has such a pair).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from .. import datasets
+from ..errors import UserError
+from ..index import dataset_language
+from ..metadata import file_sha256, write_metadata
+from ..trec import ranked, write_run
+
+__all__ = ["BeirResultsError", "load_results", "check_results", "results_to_run", "corpus_ids"]
+
+
+class BeirResultsError(UserError):
+    """BEIR results that are unreadable, malformed, or do not fit the dataset."""
+
+
+def _describe(value) -> str:
+    text = json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+    return text[:40]
+
+
+def _examples(ids, limit: int = 3) -> str:
+    ids = sorted(ids)
+    shown = ", ".join(repr(i) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _check_shape(results, source: str) -> dict[str, dict[str, float]]:
+    """``{str: {str: finite number}}``, converted to floats; raises BeirResultsError naming ``source``."""
+    if not isinstance(results, Mapping):
+        raise BeirResultsError(f"{source}: expected an object {{query_id: {{doc_id: score}}}}, "
+                               f"got {type(results).__name__}")
+    checked: dict[str, dict[str, float]] = {}
+    for query_id, docs in results.items():
+        if not isinstance(query_id, str) or not query_id:
+            raise BeirResultsError(f"{source}: query id {query_id!r} is not a non-empty string")
+        if not isinstance(docs, Mapping):
+            raise BeirResultsError(f"{source}: query {query_id!r}: expected an object {{doc_id: score}}, "
+                                   f"got {_describe(docs)}")
+        scores: dict[str, float] = {}
+        for doc_id, score in docs.items():
+            if not isinstance(doc_id, str) or not doc_id or any(c.isspace() for c in doc_id):
+                raise BeirResultsError(f"{source}: query {query_id!r}: doc id {doc_id!r} is not a string "
+                                       f"without white space")
+            if isinstance(score, bool) or not isinstance(score, (int, float)) and not hasattr(score, "__float__"):
+                raise BeirResultsError(f"{source}: query {query_id!r}, doc {doc_id!r}: score {_describe(score)} "
+                                       f"is not a number")
+            value = float(score)
+            if not math.isfinite(value):
+                raise BeirResultsError(f"{source}: query {query_id!r}, doc {doc_id!r}: score {value} is not finite")
+            scores[doc_id] = value
+        if any(c.isspace() for c in query_id):
+            raise BeirResultsError(f"{source}: query id {query_id!r} contains white space; a TREC run cannot hold it")
+        checked[query_id] = scores
+    if not checked:
+        raise BeirResultsError(f"{source}: no results")
+    return checked
+
+
+def load_results(path: str | os.PathLike) -> dict[str, dict[str, float]]:
+    """Read BEIR results saved as JSON (``json.dump(results, f)``).
+
+    Raises
+    ------
+    BeirResultsError
+        The file is missing or unreadable, not JSON (the message gives line and column), or not an
+        object of objects of finite numbers.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BeirResultsError(f"{path}: results file not found") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BeirResultsError(f"{path}: cannot read results ({error})") from None
+    try:
+        results = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BeirResultsError(f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg} at line "
+                               f"{error.lineno}, column {error.colno})") from None
+    return _check_shape(results, str(path))
+
+
+def corpus_ids(dataset, wanted) -> set[str]:
+    """Those of the doc ids ``wanted`` that are in the dataset's corpus (docstore lookups when possible)."""
+    wanted = set(wanted)
+    try:
+        store = dataset.docs_store()
+        return set(store.get_many(wanted).keys())
+    except (NotImplementedError, AttributeError, TypeError):
+        return {doc.doc_id for doc in dataset.docs_iter() if doc.doc_id in wanted}
+
+
+def check_results(results, dataset_id: str, check_docs: bool = True, source: str = "results") -> dict:
+    """Check results against a registered dataset.
+
+    Parameters
+    ----------
+    results : mapping
+        ``{query_id: {doc_id: score}}``.
+    dataset_id : str
+        A registered dataset id.
+    check_docs : bool
+        Also require every doc id to be in the dataset's corpus.
+    source : str
+        Names the results in error messages.
+
+    Returns
+    -------
+    dict
+        The results with float scores.
+
+    Raises
+    ------
+    BeirResultsError
+        Malformed results, query ids the dataset does not have, or (with ``check_docs``) doc ids not in
+        its corpus; the message gives up to three examples and the count.
+    """
+    checked = _check_shape(results, source)
+    dataset = datasets.load(dataset_id)
+    known = {q.query_id for q in dataset.queries_iter()}
+    unknown = checked.keys() - known
+    if unknown:
+        raise BeirResultsError(f"{source}: {len(unknown)} query id(s) not in {dataset_id}: {_examples(unknown)} "
+                               f"(are the results for another dataset or subset?)")
+    if check_docs:
+        if not dataset.has_docs():
+            raise BeirResultsError(f"{dataset_id} has no documents to check the results against")
+        wanted = {doc_id for docs in checked.values() for doc_id in docs}
+        missing = wanted - corpus_ids(dataset, wanted)
+        if missing:
+            raise BeirResultsError(f"{source}: {len(missing)} doc id(s) not in the corpus of {dataset_id}: "
+                                   f"{_examples(missing)}")
+    return checked
+
+
+def _default_tag(system: str) -> str:
+    tag = re.sub(r"[^A-Za-z0-9_.:+-]+", "-", system).strip("-")
+    return tag[:60] or "beir"
+
+
+def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: str = "beir", *,
+                   tag: str | None = None, model: dict | str | None = None, hits: int | None = None,
+                   parameters: dict | None = None, first_stage: dict | None = None, check_docs: bool = True,
+                   runner: str = "beir", command: str | None = None) -> dict:
+    """Write BEIR results as a TREC run with its metadata sidecar.
+
+    Parameters
+    ----------
+    results : mapping or path
+        ``{query_id: {doc_id: score}}`` as ``EvaluateRetrieval.retrieve`` returns, or the path of a
+        JSON file holding it.
+    dataset_id : str
+        The registered dataset the results are for; every query id must be one of its queries.
+    output : path
+        The run file to write (atomically); the sidecar ``<run>.meta.json`` goes beside it.
+    system : str
+        One line naming the system, recorded as ``system`` in the sidecar.
+    tag : str, optional
+        The run tag (last column); by default ``system`` with runs of other characters replaced by ``-``.
+    model : dict or str, optional
+        ``{"id", "revision", "sha256"}`` of the model, or just its id.
+    hits : int, optional
+        Keep at most this many documents per query (the best ones).
+    parameters : dict, optional
+        Recorded in the sidecar, with ``hits`` and the results file.
+    first_stage : dict, optional
+        ``{"run", "sha256"}`` of a first-stage run, for rerankers.
+    check_docs : bool
+        Require every doc id to be in the corpus (default).
+    runner : str
+        The sidecar's ``runner`` (``beir`` unless a BEIR-based runner of the suite calls this).
+    command : str, optional
+        Recorded in the sidecar; defaults to this process's command line.
+
+    Returns
+    -------
+    dict
+        ``dataset``, ``output``, ``metadata`` (path), ``queries`` and ``lines`` written, ``tag``.
+
+    Raises
+    ------
+    BeirResultsError
+        Unreadable or malformed results, unknown query or doc ids, or ``hits`` below 1.
+    """
+    source = "results"
+    parameters = dict(parameters or {})
+    if isinstance(results, (str, os.PathLike)):
+        source = str(results)
+        parameters.setdefault("results", source)
+        parameters.setdefault("results_sha256", file_sha256(results) if Path(results).is_file() else None)
+        results = load_results(results)
+    if hits is not None and hits < 1:
+        raise BeirResultsError(f"hits must be at least 1, got {hits}")
+    checked = check_results(results, dataset_id, check_docs=check_docs, source=source)
+    dataset = datasets.load(dataset_id)
+    order = [q.query_id for q in dataset.queries_iter() if q.query_id in checked]
+    tag = tag if tag is not None else _default_tag(system)
+    if isinstance(model, str):
+        model = {"id": model, "revision": None, "sha256": None}
+
+    def lines():
+        for query_id in order:
+            hits_of_query = ranked(checked[query_id])
+            yield query_id, hits_of_query[:hits] if hits is not None else hits_of_query
+
+    count = write_run(output, lines(), tag)
+    parameters["hits"] = hits
+    meta = write_metadata(output, dataset=dataset_id, runner=runner, system=system, tag=tag, parameters=parameters,
+                          model=model, first_stage=first_stage, language=dataset_language(dataset), command=command)
+    return {"dataset": dataset_id, "output": str(output), "metadata": str(meta), "queries": len(order),
+            "lines": count, "tag": tag}
