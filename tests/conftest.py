@@ -7,12 +7,16 @@ release; tests that need it are marked ``realdata`` and skipped when it is absen
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+
+# tests/datasets/dataset_fixtures.py writes every benchmark's files in their real formats; all test folders use it
+sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
 
 
 @pytest.fixture(autouse=True)
@@ -44,3 +48,63 @@ def mirror(tmp_path, monkeypatch):
     root.mkdir()
     monkeypatch.setenv("IR_DATASETS_EXT_MIRROR", str(root))
     return root
+
+
+def write_trec(path: Path, ranking: dict, tag: str = "t") -> Path:
+    """``{query_id: [doc_id, ...]}`` (best first) as a TREC run with decreasing scores."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for query_id, docs in ranking.items():
+        for rank, doc_id in enumerate(docs, start=1):
+            lines.append(f"{query_id} Q0 {doc_id} {rank} {100 - rank:.6f} {tag}\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def trec():
+    """The :func:`write_trec` helper."""
+    return write_trec
+
+
+_WORDS = ("which what was used except in not country throughout nickel the a of is city capital france paris "
+          "query document relevant true false metal and or but").split()
+_CHARS = list("abcdefghijklmnopqrstuvwxyz0123456789?.,:'-")
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory) -> Path:
+    """A randomly initialised 1-layer BERT sequence classifier (1 label) with its WordPiece vocabulary.
+
+    No trained cross-encoder weights are reachable offline: the cross-encoder code paths run on this.
+    """
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_WORDS, *_CHARS, *(f"##{c}" for c in _CHARS)]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizer(vocab=str(folder / "vocab.txt")).save_pretrained(folder)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=512, num_labels=1)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_monot5(tmp_path_factory) -> Path:
+    """A randomly initialised 1-layer T5 with a real ``T5Tokenizer`` whose vocabulary has ``true`` / ``false``."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration, T5Tokenizer
+
+    folder = tmp_path_factory.mktemp("tiny-monot5")
+    vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -3.0),
+             *((f"\u2581{w}", -1.0) for w in _WORDS), *((c, -5.0) for c in _CHARS + list("QDRAEIOUN"))]
+    tokenizer = T5Tokenizer(vocab=vocab, extra_ids=0)
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=len(tokenizer), d_model=32, d_kv=8, d_ff=37, num_layers=1, num_decoder_layers=1,
+                      num_heads=2, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    T5ForConditionalGeneration(config).save_pretrained(folder)
+    return folder
