@@ -58,3 +58,24 @@ def test_streaming_json_parsers_across_chunk_boundaries(monkeypatch):
         list(iter_json_array(io.BytesIO(b"[1, 2"), "f.json"))
     with pytest.raises(FormatError, match=r"^m\.json:2: not valid JSON"):
         list(iter_json_object_items(io.BytesIO(b'{"0": "a",\n "1": x}'), "m.json"))
+
+
+@pytest.mark.parametrize("dataset_id", QUERY_IDS)
+def test_topic_files_for_every_dataset_and_subset(dataset_id, mirror, monkeypatch, tmp_path):
+    from ir_datasets_ext.datasets import dureader_retrieval
+    from negplugins.topics import write_topics
+
+    for download in dureader_retrieval.CMTEB_FILES.values():
+        monkeypatch.setattr(download, "sha256", None)
+        monkeypatch.setattr(download, "size", None)
+    fx.write_excluir(mirror)
+    fx.write_nevir(mirror)
+    fx.write_boolquestions(mirror)
+    fx.write_du_tarball(mirror)
+    fx.write_cmteb(mirror)
+    path, count = write_topics(dataset_id, tmp_path / "topics.tsv")
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    queries = list(ir_datasets.load(dataset_id).queries_iter())
+    assert count == len(rows) == len(queries) > 0
+    assert [row[0] for row in rows] == [q.query_id for q in queries]
+    assert all(len(row) == 2 and row[1] == " ".join(q.default_text().split()) for row, q in zip(rows, queries))
