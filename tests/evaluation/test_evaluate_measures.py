@@ -27,10 +27,10 @@ def test_default_measures_by_family(dataset_id, expected):
 
 def test_comlq_adds_lsnc_only_with_negatives():
     measures, notes = default_measures("comlq", {"0": {"1": 2}, "1": {"2": 1}})
-    assert measures == ["nDCG@10"]
+    assert measures == ["nDCG@10", "RR@10", "R@100"]
     assert len(notes) == 1 and "LSNC@100" in notes[0] and "no explicit negative" in notes[0]
     measures, notes = default_measures("comlq/negation", {"0": {"1": 2, "3": -1}})
-    assert measures == ["nDCG@10", "LSNC@100"] and notes == []
+    assert measures == ["nDCG@10", "RR@10", "R@100", "LSNC@100"] and notes == []
     assert set(FAMILY_MEASURES) == {"excluir", "nevir", "boolquestions", "comlq", "dureader-retrieval",
                                     "negplugins-demo"}
 
@@ -126,7 +126,7 @@ def test_unknown_measure_is_user_error(trec, tmp_path):
 def test_comlq_real_release_note(comlq_mirror, trec, tmp_path):
     run = trec(tmp_path / "c.trec", {"0": ["10000"], "3197": ["13756", "10000"]})
     result = evaluate("comlq", run)
-    assert result.measures == ["nDCG@10"]
+    assert result.measures == ["nDCG@10", "RR@10", "R@100"]
     assert any("LSNC@100" in note for note in result.notes)
     assert len(result.subsets) == 14 and result.breakdown_field == "structure"
 
