@@ -8,10 +8,12 @@ import pkgutil
 from typing import Any, Callable, Iterator
 
 import ir_datasets
-from ir_datasets.datasets.base import YamlDocumentation
+from ir_datasets.datasets.base import Dataset, YamlDocumentation
 from ir_datasets.indices import DEFAULT_DOCSTORE_OPTIONS, PickleLz4FullStore
+from ir_datasets.util import PackageDataFile
+from ir_datasets.util.metadata import MetadataComponent, MetadataProvider
 
-__all__ = ["Documentation", "FormatError", "iter_jsonl", "require_fields", "docstore", "iter_json_array",
+__all__ = ["Documentation", "FormatError", "iter_jsonl", "require_fields", "docstore", "register", "METADATA", "iter_json_array",
            "iter_json_object_items"]
 
 
@@ -199,3 +201,15 @@ def iter_json_object_items(stream, source: str) -> Iterator[tuple[str, Any]]:
                 break
     if scanner.peek():
         raise scanner.error("unexpected text after the end of the JSON object")
+
+
+#: Counts of the suite's datasets, as ir_datasets keeps them for its own (``etc/metadata.json``), so that
+#: ``docs_count()``, ``queries_count()`` and ``qrels_count()`` answer before anything is downloaded. Only
+#: counts taken from the real files are recorded (ComLQ and the demo); the others answer ``None`` until
+#: their docstore is built.
+METADATA = MetadataProvider(MetadataProvider.json_loader(PackageDataFile("etc/metadata.json", package="ir_datasets_ext")))
+
+
+def register(dataset_id: str, dataset) -> None:
+    """Register ``dataset`` with ir_datasets under ``dataset_id``, with the suite's metadata."""
+    ir_datasets.registry.register(dataset_id, Dataset(MetadataComponent(dataset_id, dataset, METADATA), dataset))

@@ -127,3 +127,12 @@ def test_cached_copy_is_used_without_the_mirror(comlq_mirror, monkeypatch):
     assert sum(1 for _ in ir_datasets.load("comlq").qrels_iter()) == 4601
     monkeypatch.setenv(ir_datasets_ext.MIRROR_ENV, "/nonexistent-mirror")
     assert sum(1 for _ in ir_datasets.load("comlq").qrels_iter()) == 4601
+
+
+def test_recorded_counts_match_the_release(comlq_mirror):
+    """etc/metadata.json (what *_count() answers before a download) agrees with the files."""
+    for dataset_id in ["comlq", "comlq/negation", *(f"comlq/{s}" for s in comlq.STRUCTURES)]:
+        dataset = ir_datasets.load(dataset_id)
+        assert dataset.queries_count() == sum(1 for _ in dataset.queries_iter())
+        assert dataset.qrels_count() == sum(1 for _ in dataset.qrels_iter())
+    assert ir_datasets.load("comlq").docs_count() == sum(1 for _ in ir_datasets.load("comlq").docs_iter())

@@ -21,3 +21,18 @@ def test_import_registers_without_touching_the_network_or_cache(tmp_path):
     count, listing = out.splitlines()
     assert count == "16"  # comlq, 14 structures, negation
     assert listing == "[]"  # ir_datasets makes empty folders for its own datasets; ours make nothing
+
+
+def test_counts_are_known_before_anything_is_read(isolated_ir_datasets_home):
+    import ir_datasets
+
+    import ir_datasets_ext  # noqa: F401
+
+    assert ir_datasets.load("comlq").docs_count() == 11251
+    assert (ir_datasets.load("comlq").queries_count(), ir_datasets.load("comlq").qrels_count()) == (2909, 4601)
+    assert (ir_datasets.load("comlq/negation").docs_count(), ir_datasets.load("comlq/negation").queries_count()) == \
+        (11251, 984)
+    demo = ir_datasets.load("negplugins-demo")
+    assert (demo.docs_count(), demo.queries_count(), demo.qrels_count()) == (36, 21, 52)
+    assert demo.qrels_metadata()["fields"]["relevance"]["counts_by_value"] == {"-1": 25, "1": 27}
+    assert list(isolated_ir_datasets_home.iterdir()) == []

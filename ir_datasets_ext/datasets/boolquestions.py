@@ -18,7 +18,7 @@ from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_json_array, iter_jsonl
+from ..util import Documentation, FormatError, docstore, iter_json_array, iter_jsonl, register
 
 NAME = "boolquestions"
 
@@ -246,7 +246,7 @@ def _init():
         queries = BoolQuestionsQueries(files["eval"], name)
         qrels = BoolQuestionsQrels(files["eval"], name)
         bases[name] = Dataset(docs, queries, qrels, documentation(name))
-        ir_datasets.registry.register(f"{NAME}/{name}", bases[name])
+        register(f"{NAME}/{name}", bases[name])
         for question_type in QUESTION_TYPES:
             def lazy_qids(queries=queries, question_type=question_type):
                 return frozenset(q.query_id for q in queries.queries_iter() if q.question_type == question_type)
@@ -258,7 +258,7 @@ def _init():
                 documentation(f"{name}/{question_type}"),
             )
             subsets[f"{name}/{question_type}"] = subset
-            ir_datasets.registry.register(f"{NAME}/{name}/{question_type}", subset)
+            register(f"{NAME}/{name}/{question_type}", subset)
     return bases, subsets
 
 

@@ -16,7 +16,7 @@ from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import ZipExtract
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_jsonl, require_fields
+from ..util import Documentation, FormatError, docstore, iter_jsonl, register, require_fields
 
 NAME = "comlq"
 
@@ -192,7 +192,7 @@ def _init():
     docs = ComLQDocs(ZipExtract(_RELEASE, "dataset/corpus.jsonl"))
 
     base = Dataset(docs, queries, qrels, documentation("_"))
-    ir_datasets.registry.register(NAME, base)
+    register(NAME, base)
 
     @lru_cache(maxsize=None)
     def qids_of(structures: tuple[str, ...]):
@@ -209,7 +209,7 @@ def _init():
             FilteredQrels(qrels, lazy_qids),
             documentation(subset),
         )
-        ir_datasets.registry.register(f"{NAME}/{subset}", subsets[subset])
+        register(f"{NAME}/{subset}", subsets[subset])
     return base, subsets
 
 

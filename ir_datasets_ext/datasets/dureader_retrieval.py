@@ -26,7 +26,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_json_object_items, iter_jsonl, require_fields
+from ..util import Documentation, FormatError, docstore, iter_json_object_items, iter_jsonl, register, require_fields
 
 NAME = "dureader-retrieval"
 BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror
@@ -390,14 +390,14 @@ def _init():
     extract = BaselineExtract(_TARBALL)
     collection = DuReaderCollection(extract)
     base = Dataset(collection, documentation("_"))
-    ir_datasets.registry.register(NAME, base)
+    register(NAME, base)
     subsets = {
         "dev": Dataset(collection, DuReaderDevQueries(extract), DuReaderDevQrels(extract), documentation("dev")),
         "dev-100k": Dataset(CMTEBDocs(CMTEB_FILES["corpus"]), CMTEBQueries(CMTEB_FILES["queries"]),
                             CMTEBQrels(CMTEB_FILES["qrels"]), documentation("dev-100k")),
     }
     for subset, dataset in subsets.items():
-        ir_datasets.registry.register(f"{NAME}/{subset}", dataset)
+        register(f"{NAME}/{subset}", dataset)
     return base, subsets
 
 

@@ -14,7 +14,7 @@ from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
 from ..gdrive import GoogleDriveSource
-from ..util import Documentation, FormatError, docstore, iter_json_array
+from ..util import Documentation, FormatError, docstore, iter_json_array, register
 
 NAME = "excluir"
 
@@ -157,9 +157,9 @@ def _init():
     documentation = Documentation(f"docs/{NAME}.yaml")
     docs = ExcluIRDocs(_CORPUS)
     base = Dataset(docs, documentation("_"))
-    ir_datasets.registry.register(NAME, base)
+    register(NAME, base)
     test = Dataset(docs, ExcluIRQueries(_TEST), ExcluIRQrels(_TEST), documentation("test"))
-    ir_datasets.registry.register(f"{NAME}/test", test)
+    register(f"{NAME}/test", test)
     return base, {"test": test}
 
 

@@ -14,7 +14,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import PackageDataFile
 
-from ..util import Documentation, FormatError, docstore, iter_jsonl, require_fields
+from ..util import Documentation, FormatError, docstore, iter_jsonl, register, require_fields
 
 NAME = "negplugins-demo"
 
@@ -61,7 +61,9 @@ class DemoDocs(BaseDocs):
         return docstore(NAME, self.docs_iter, DemoDoc, count_hint=36)
 
     def docs_count(self):
-        return self.docs_store().count()
+        if self.docs_store().built():
+            return self.docs_store().count()
+        return None  # ir_datasets then answers from etc/metadata.json
 
     def docs_namespace(self):
         return NAME
@@ -121,7 +123,7 @@ def _init():
 
     base = Dataset(DemoDocs(data("docs.jsonl")), DemoQueries(data("queries.jsonl")), DemoQrels(data("qrels.tsv")),
                    documentation("_"))
-    ir_datasets.registry.register(NAME, base)
+    register(NAME, base)
     return base
 
 

@@ -16,7 +16,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_jsonl, require_fields
+from ..util import Documentation, FormatError, docstore, iter_jsonl, register, require_fields
 
 NAME = "nevir"
 
@@ -199,7 +199,7 @@ def _init():
             NevIRScoredDocs(files, split),
             documentation(split),
         )
-        ir_datasets.registry.register(f"{NAME}/{split}", subsets[split])
+        register(f"{NAME}/{split}", subsets[split])
     return None, subsets
 
 
