@@ -9,7 +9,8 @@ dataset's files are first read::
 Offline use: set ``IR_DATASETS_EXT_MIRROR`` to a folder laid out as ``<benchmark>/<original file>``.
 """
 
-from .datasets import boolquestions, comlq, dureader_retrieval, excluir, negplugins_demo, nevir  # noqa: F401  (registers the datasets)
+# importing a dataset module registers its datasets
+from .datasets import boolquestions, comlq, dureader_retrieval, excluir, negplugins_demo, nevir  # noqa: F401
 from .download import MIRROR_ENV  # noqa: F401
 
 __version__ = "0.1.0"

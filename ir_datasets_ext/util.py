@@ -13,8 +13,8 @@ from ir_datasets.indices import DEFAULT_DOCSTORE_OPTIONS, PickleLz4FullStore
 from ir_datasets.util import PackageDataFile
 from ir_datasets.util.metadata import MetadataComponent, MetadataProvider
 
-__all__ = ["Documentation", "FormatError", "iter_jsonl", "require_fields", "docstore", "register", "METADATA", "iter_json_array",
-           "iter_json_object_items"]
+__all__ = ["Documentation", "FormatError", "iter_jsonl", "iter_json_array", "iter_json_object_items", "require_fields",
+           "docstore", "register", "METADATA"]
 
 
 class FormatError(ValueError):

@@ -125,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate and score runs. Default measures follow each benchmark's paper (ExcluIR: R@1 RR@10 "
                     "DeltaR@1 DeltaMRR@10 RightRank@10; NevIR: PairedAcc; BoolQuestions: RR@10 NegRecall@10; "
                     "ComLQ: nDCG@10 RR@10 R@100 [+ LSNC@100 with explicit negatives]; DuReader-retrieval: RR@10 "
-                    "Success@1 Success@50). With several runs: paired t-test and randomization test against the baseline, "
+                    "Success@1 Success@50). With several runs: paired t-test and randomization test against the "
+                    "baseline, "
                     "Holm-corrected across runs, t-based 95% confidence intervals.")
     p.add_argument("dataset")
     p.add_argument("run", nargs="+", help="TREC run file(s) (6 columns; .gz accepted)")

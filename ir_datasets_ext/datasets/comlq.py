@@ -138,7 +138,8 @@ class ComLQQrels(BaseQrels):
                 if fields == [""]:
                     continue
                 if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
-                    raise FormatError(f"{source}:{line_number}: expected query-id, corpus-id and an integer score, got {line!r}")
+                    raise FormatError(
+                        f"{source}:{line_number}: expected query-id, corpus-id and an integer score, got {line!r}")
                 yield TrecQrel(fields[0], fields[1], int(fields[2]), "0")
 
     def qrels_cls(self):
