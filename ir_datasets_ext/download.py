@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 

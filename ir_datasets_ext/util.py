@@ -5,16 +5,17 @@ from __future__ import annotations
 import io
 import json
 import pkgutil
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset, YamlDocumentation
+from ir_datasets.formats import BaseDocs
 from ir_datasets.indices import DEFAULT_DOCSTORE_OPTIONS, PickleLz4FullStore
 from ir_datasets.util import PackageDataFile
 from ir_datasets.util.metadata import MetadataComponent, MetadataProvider
 
 __all__ = ["Documentation", "FormatError", "iter_jsonl", "iter_json_array", "iter_json_object_items", "require_fields",
-           "docstore", "register", "METADATA"]
+           "StoredDocs", "register", "METADATA"]
 
 
 class FormatError(ValueError):
@@ -64,18 +65,60 @@ def require_fields(record: dict, fields: tuple[str, ...], source: str, position:
                 f"{source}:{position}: field {field!r} is {type(record[field]).__name__}, expected {expected}")
 
 
-def docstore(name: str, init_iter_fn: Callable, data_cls, count_hint=None,
-             options=DEFAULT_DOCSTORE_OPTIONS) -> PickleLz4FullStore:
-    """A random-access docstore under ``$IR_DATASETS_HOME/<name>/docs.pklz4``, built on first use."""
-    return PickleLz4FullStore(
-        path=f"{ir_datasets.util.home_path() / name}/docs.pklz4",
-        init_iter_fn=init_iter_fn,
-        data_cls=data_cls,
-        lookup_field="doc_id",
-        index_fields=["doc_id"],
-        count_hint=count_hint,
-        options=options,
-    )
+class StoredDocs(BaseDocs):
+    """The documents of one corpus: streamed by ``docs_iter``, looked up through a docstore.
+
+    Subclasses implement ``docs_iter`` (with ``ir_datasets.util.use_docstore``, so that iteration reads the
+    docstore once it exists). The rest is shared: the docstore under
+    ``$IR_DATASETS_HOME/<store>/docs.pklz4``, built on the first lookup; ``docs_count`` from it once built
+    (before that ir_datasets answers from ``etc/metadata.json`` where a count is recorded); the namespace
+    and the language.
+
+    Parameters
+    ----------
+    docs_cls : type
+        The NamedTuple of the documents.
+    store : str
+        Folder of the docstore below the ir_datasets home.
+    namespace : str
+        Documents with the same namespace are the same documents.
+    lang : str
+        Language code of the documents.
+    count_hint : int, optional
+        Expected number of documents, for the progress bar while the docstore is built.
+    """
+
+    def __init__(self, docs_cls, store: str, namespace: str, lang: str = "en", count_hint: int | None = None):
+        super().__init__()
+        self._docs_cls = docs_cls
+        self._store = store
+        self._namespace = namespace
+        self._lang = lang
+        self._count_hint = count_hint
+
+    def docs_cls(self):
+        return self._docs_cls
+
+    def docs_store(self, field="doc_id", options=DEFAULT_DOCSTORE_OPTIONS):
+        return PickleLz4FullStore(
+            path=f"{ir_datasets.util.home_path() / self._store}/docs.pklz4",
+            init_iter_fn=self.docs_iter,
+            data_cls=self._docs_cls,
+            lookup_field="doc_id",
+            index_fields=["doc_id"],
+            count_hint=self._count_hint,
+            options=options,
+        )
+
+    def docs_count(self):
+        store = self.docs_store()
+        return store.count() if store.built() else None
+
+    def docs_namespace(self):
+        return self._namespace
+
+    def docs_lang(self):
+        return self._lang
 
 
 # -- streaming parsers for single large JSON documents (added for ExcluIR, BoolQuestions, DuReader) -----

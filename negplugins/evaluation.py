@@ -312,7 +312,6 @@ def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | 
     ``baseline`` is an index into ``run_paths`` or a path / file name / name among them (default: the
     first run). Significance: see :mod:`negplugins.significance`.
     """
-    from . import significance
     from .trec import read_run
 
     run_paths = [str(p) for p in run_paths]

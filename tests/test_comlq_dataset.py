@@ -1,7 +1,6 @@
 """ComLQ from the real release in ../shared/data, served through the offline mirror."""
 
 import hashlib
-import shutil
 
 import ir_datasets
 import pytest

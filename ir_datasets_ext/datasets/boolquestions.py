@@ -15,10 +15,10 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_json_array, iter_jsonl, register
+from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
 
 NAME = "boolquestions"
 
@@ -139,9 +139,10 @@ def iter_questions(streamer, source):
                         lists["positive_ctxs"], lists["negative_ctxs"], nulls)
 
 
-class BoolQuestionsDocs(BaseDocs):
+class BoolQuestionsDocs(StoredDocs):
     def __init__(self, streamer, name):
-        super().__init__()
+        super().__init__(BoolQuestionsDoc, store=f"{NAME}/docs-{name}", namespace=f"{NAME}/{name}",
+                         count_hint=8841823 if name == "msmarco" else None)
         self._streamer = streamer
         self._name = name
         self._source = f"{CORPORA[name][0]}/corpus.jsonl"
@@ -160,24 +161,6 @@ class BoolQuestionsDocs(BaseDocs):
                 if not isinstance(text, str) or not isinstance(title, str):
                     raise FormatError(f"{source}:{line_number}: fields 'doc' and 'title' must be strings")
                 yield BoolQuestionsDoc(doc_id, text, title)
-
-    def docs_cls(self):
-        return BoolQuestionsDoc
-
-    def docs_store(self, field="doc_id"):
-        return docstore(f"{NAME}/docs-{self._name}", self.docs_iter, BoolQuestionsDoc,
-                        count_hint=8841823 if self._name == "msmarco" else None)
-
-    def docs_count(self):
-        if self.docs_store().built():
-            return self.docs_store().count()
-        return None
-
-    def docs_namespace(self):
-        return f"{NAME}/{self._name}"
-
-    def docs_lang(self):
-        return "en"
 
 
 class BoolQuestionsQueries(BaseQueries):

@@ -12,11 +12,11 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import ZipExtract
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_jsonl, register, require_fields
+from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "comlq"
 
@@ -92,9 +92,9 @@ def parse_type(raw_type: str, source: str = "queries.jsonl", position=None) -> t
     return structure, int(suffix) if suffix else None
 
 
-class ComLQDocs(BaseDocs):
+class ComLQDocs(StoredDocs):
     def __init__(self, streamer):
-        super().__init__()
+        super().__init__(ComLQDoc, store=NAME, namespace=NAME, count_hint=11251)
         self._streamer = streamer
 
     @ir_datasets.util.use_docstore
@@ -103,23 +103,6 @@ class ComLQDocs(BaseDocs):
             for line_number, record in iter_jsonl(stream, "dataset/corpus.jsonl"):
                 require_fields(record, ("_id", "text"), "dataset/corpus.jsonl", line_number)
                 yield ComLQDoc(record["_id"], record["text"], doc_origin(record["_id"]))
-
-    def docs_cls(self):
-        return ComLQDoc
-
-    def docs_store(self, field="doc_id"):
-        return docstore(NAME, self.docs_iter, ComLQDoc, count_hint=11251)
-
-    def docs_count(self):
-        if self.docs_store().built():
-            return self.docs_store().count()
-        return None
-
-    def docs_namespace(self):
-        return NAME
-
-    def docs_lang(self):
-        return "en"
 
 
 class ComLQQrels(BaseQrels):

@@ -23,10 +23,11 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_json_object_items, iter_jsonl, register, require_fields
+from ..util import (Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register,
+                    require_fields)
 
 NAME = "dureader-retrieval"
 BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror
@@ -187,9 +188,9 @@ def _passage_ids(map_path: Path):
     return lookup, leftover, stack
 
 
-class DuReaderCollection(BaseDocs):
+class DuReaderCollection(StoredDocs):
     def __init__(self, extract: BaselineExtract):
-        super().__init__()
+        super().__init__(DuReaderDoc, store=f"{BENCHMARK}/docs-full", namespace=NAME, lang="zh", count_hint=8096668)
         self._extract = extract
 
     @ir_datasets.util.use_docstore
@@ -213,23 +214,6 @@ class DuReaderCollection(BaseDocs):
             if extra:
                 raise FormatError(f"passage2id.map.json: {len(extra)} id(s) for lines beyond the "
                                   f"{global_line} passages of the collection (first: {extra[0]!r})")
-
-    def docs_cls(self):
-        return DuReaderDoc
-
-    def docs_store(self, field="doc_id"):
-        return docstore(f"{BENCHMARK}/docs-full", self.docs_iter, DuReaderDoc, count_hint=8096668)
-
-    def docs_count(self):
-        if self.docs_store().built():
-            return self.docs_store().count()
-        return None
-
-    def docs_namespace(self):
-        return NAME
-
-    def docs_lang(self):
-        return "zh"
 
 
 def iter_dev(extract: BaselineExtract):
@@ -315,9 +299,10 @@ def iter_parquet(download: VerifiedDownload, columns: tuple[str, ...]):
             row += 1
 
 
-class CMTEBDocs(BaseDocs):
+class CMTEBDocs(StoredDocs):
     def __init__(self, download):
-        super().__init__()
+        super().__init__(DuReaderDoc, store=f"{BENCHMARK}/docs-c-mteb", namespace=f"{NAME}/c-mteb", lang="zh",
+                         count_hint=100001)
         self._download = download
 
     @ir_datasets.util.use_docstore
@@ -326,23 +311,6 @@ class CMTEBDocs(BaseDocs):
             if not isinstance(text, str):
                 raise FormatError(f"{self._download.file}: row {row}: text is {type(text).__name__}, expected str")
             yield DuReaderDoc(str(doc_id), text)
-
-    def docs_cls(self):
-        return DuReaderDoc
-
-    def docs_store(self, field="doc_id"):
-        return docstore(f"{BENCHMARK}/docs-c-mteb", self.docs_iter, DuReaderDoc, count_hint=100001)
-
-    def docs_count(self):
-        if self.docs_store().built():
-            return self.docs_store().count()
-        return None
-
-    def docs_namespace(self):
-        return f"{NAME}/c-mteb"
-
-    def docs_lang(self):
-        return "zh"
 
 
 class CMTEBQueries(BaseQueries):

@@ -10,11 +10,11 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
 from ..gdrive import GoogleDriveSource
-from ..util import Documentation, FormatError, docstore, iter_json_array, register
+from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
 
 NAME = "excluir"
 
@@ -87,9 +87,9 @@ def iter_excluir_queries(streamer, source="test_manual_final.json"):
             yield ExcluIRQuery(str(index), record["RQ_rewrite"], positive, negative)
 
 
-class ExcluIRDocs(BaseDocs):
+class ExcluIRDocs(StoredDocs):
     def __init__(self, streamer):
-        super().__init__()
+        super().__init__(ExcluIRDoc, store=NAME, namespace=NAME, count_hint=90406)
         self._streamer = streamer
 
     @ir_datasets.util.use_docstore
@@ -100,23 +100,6 @@ class ExcluIRDocs(BaseDocs):
                 if not isinstance(text, str):
                     raise FormatError(f"{position} (document {index}): expected a string, got {type(text).__name__}")
                 yield ExcluIRDoc(str(index), text)
-
-    def docs_cls(self):
-        return ExcluIRDoc
-
-    def docs_store(self, field="doc_id"):
-        return docstore(NAME, self.docs_iter, ExcluIRDoc, count_hint=90406)
-
-    def docs_count(self):
-        if self.docs_store().built():
-            return self.docs_store().count()
-        return None
-
-    def docs_namespace(self):
-        return NAME
-
-    def docs_lang(self):
-        return "en"
 
 
 class ExcluIRQueries(BaseQueries):

@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import PackageDataFile
 
-from ..util import Documentation, FormatError, docstore, iter_jsonl, register, require_fields
+from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "negplugins-demo"
 
@@ -43,33 +43,17 @@ class DemoQuery(NamedTuple):
         return self.text
 
 
-class DemoDocs(BaseDocs):
+class DemoDocs(StoredDocs):
     def __init__(self, streamer):
-        super().__init__()
+        super().__init__(DemoDoc, store=NAME, namespace=NAME, count_hint=36)
         self._streamer = streamer
 
+    @ir_datasets.util.use_docstore
     def docs_iter(self):
         with self._streamer.stream() as stream:
             for line_number, record in iter_jsonl(stream, "negplugins-demo/docs.jsonl"):
                 require_fields(record, ("doc_id", "text"), "negplugins-demo/docs.jsonl", line_number)
                 yield DemoDoc(record["doc_id"], record["text"])
-
-    def docs_cls(self):
-        return DemoDoc
-
-    def docs_store(self, field="doc_id"):
-        return docstore(NAME, self.docs_iter, DemoDoc, count_hint=36)
-
-    def docs_count(self):
-        if self.docs_store().built():
-            return self.docs_store().count()
-        return None  # ir_datasets then answers from etc/metadata.json
-
-    def docs_namespace(self):
-        return NAME
-
-    def docs_lang(self):
-        return "en"
 
 
 class DemoQueries(BaseQueries):

@@ -13,10 +13,10 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
+from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
 
 from ..download import VerifiedDownload
-from ..util import Documentation, FormatError, docstore, iter_jsonl, register, require_fields
+from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "nevir"
 
@@ -92,9 +92,10 @@ def iter_pairs(streamer, source):
             yield NevIRPair(pair_id, record["q1"], record["q2"], record["doc1"], record["doc2"])
 
 
-class NevIRDocs(BaseDocs):
+class NevIRDocs(StoredDocs):
     def __init__(self, streamer, split):
-        super().__init__()
+        super().__init__(NevIRDoc, store=f"{NAME}/docs-{split}", namespace=f"{NAME}/{split}",
+                         count_hint=2 * PAIR_COUNTS[split])
         self._streamer = streamer
         self._split = split
         self._source = SPLITS[split]
@@ -104,24 +105,6 @@ class NevIRDocs(BaseDocs):
         for pair in iter_pairs(self._streamer, self._source):
             yield NevIRDoc(f"{pair.pair_id}_doc1", pair.doc1, pair.pair_id)
             yield NevIRDoc(f"{pair.pair_id}_doc2", pair.doc2, pair.pair_id)
-
-    def docs_cls(self):
-        return NevIRDoc
-
-    def docs_store(self, field="doc_id"):
-        return docstore(f"{NAME}/docs-{self._split}", self.docs_iter, NevIRDoc,
-                        count_hint=2 * PAIR_COUNTS[self._split])
-
-    def docs_count(self):
-        if self.docs_store().built():
-            return self.docs_store().count()
-        return None
-
-    def docs_namespace(self):
-        return f"{NAME}/{self._split}"
-
-    def docs_lang(self):
-        return "en"
 
 
 class NevIRQueries(BaseQueries):

@@ -158,7 +158,7 @@ def _bar_chart(record, measure) -> str:
 def html_page(record) -> str:
     measures = record["measures"]
     best = {m: _best(record, m) for m in measures}
-    body = [f"<p><a href=\"index.html\">All leaderboards</a></p>",
+    body = ["<p><a href=\"index.html\">All leaderboards</a></p>",
             f"<h1>Leaderboard: {_e(record['dataset'])}</h1>",
             f"<p>{record['queries']} judged queries. Sorted by {_e(record['primary'])}; click a column header to "
             f"sort. ↓ = lower is better. † = differs from the baseline <b>{_e(record['baseline'])}</b> (paired "
