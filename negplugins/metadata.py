@@ -33,7 +33,7 @@ from pathlib import Path
 from .errors import UserError
 from .files import atomic_writer
 
-__all__ = ["REQUIRED_FIELDS", "metadata_path", "write_metadata", "read_metadata", "file_sha256", "package_versions",
+__all__ = ["REQUIRED_FIELDS", "metadata_path", "write_metadata", "read_metadata", "read_sidecar", "file_sha256", "package_versions",
            "current_command"]
 
 REQUIRED_FIELDS = ("run", "dataset", "runner", "system", "tag", "model", "parameters", "index", "first_stage",
@@ -122,15 +122,39 @@ def read_metadata(run_path: str | os.PathLike) -> dict:
         The sidecar is missing, not JSON, or lacks a required field.
     """
     path = metadata_path(run_path)
+    if not path.is_file():
+        raise UserError(f"{path}: metadata sidecar not found for run {run_path}")
+    return read_sidecar(path)
+
+
+def read_sidecar(path: str | os.PathLike, label: str | None = None, max_bytes: int | None = None) -> dict:
+    """Read and check one sidecar file: a JSON object, with every required field.
+
+    Parameters
+    ----------
+    path : path
+        The ``.meta.json`` file.
+    label : str, optional
+        How messages name the file (default: its path).
+    max_bytes : int, optional
+        Refuse larger files (for untrusted contributions).
+
+    Raises
+    ------
+    UserError
+        The file is missing, too large, not JSON, not an object, or lacks a required field.
+    """
+    path = Path(path)
+    label = label or str(path)
     try:
+        if max_bytes is not None and path.stat().st_size > max_bytes:
+            raise UserError(f"{label}: larger than {max_bytes} bytes")
         record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: metadata sidecar not found for run {run_path}") from None
     except (OSError, ValueError) as error:
-        raise UserError(f"{path}: not a readable JSON metadata file ({error})") from None
+        raise UserError(f"{label}: not a readable JSON metadata file ({error})") from None
     if not isinstance(record, dict):
-        raise UserError(f"{path}: expected a JSON object")
+        raise UserError(f"{label}: expected a JSON object")
     missing = [field for field in REQUIRED_FIELDS if field not in record]
     if missing:
-        raise UserError(f"{path}: missing field(s) {', '.join(missing)}")
+        raise UserError(f"{label}: missing field(s) {', '.join(missing)}")
     return record

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from .. import datasets
 from ..errors import UserError
+from ..metadata import read_sidecar
 
 __all__ = ["ContributionError", "Contribution", "discover", "build", "check", "BENCHMARKS", "safe_relative"]
 
@@ -80,7 +81,7 @@ def _run_name(filename: str) -> str | None:
 
 def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str]]:
     """Find contributed runs; returns ``(contributions, problems)`` sorted by dataset and name."""
-    from ..metadata import REQUIRED_FIELDS, metadata_path
+    from ..metadata import metadata_path
 
     root = Path(runs_root)
     if not root.is_dir():
@@ -121,7 +122,7 @@ def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str
             sidecar = metadata_path(path)
             sidecars_used.add(sidecar.name)
             try:
-                meta = _read_sidecar(sidecar, root_resolved, REQUIRED_FIELDS)
+                meta = _read_sidecar(sidecar, root_resolved)
             except ContributionError as error:
                 problems.append(f"{relative}: {error}")
                 continue
@@ -141,23 +142,15 @@ def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str
     return found, problems
 
 
-def _read_sidecar(sidecar: Path, root_resolved: Path, required) -> dict:
+def _read_sidecar(sidecar: Path, root_resolved: Path) -> dict:
     if not sidecar.is_file():
         raise ContributionError(f"metadata sidecar {sidecar.name} not found")
     if sidecar.is_symlink() and not sidecar.resolve().is_relative_to(root_resolved):
         raise ContributionError(f"sidecar {sidecar.name} is a symlink pointing outside the runs folder")
-    if sidecar.stat().st_size > MAX_SIDECAR_BYTES:
-        raise ContributionError(f"sidecar {sidecar.name} is larger than {MAX_SIDECAR_BYTES} bytes")
     try:
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ContributionError(f"sidecar {sidecar.name} is not readable JSON ({error})") from None
-    if not isinstance(meta, dict):
-        raise ContributionError(f"sidecar {sidecar.name} is not a JSON object")
-    missing = [f for f in required if f not in meta]
-    if missing:
-        raise ContributionError(f"sidecar {sidecar.name} lacks field(s) {', '.join(missing)}")
-    return meta
+        return read_sidecar(sidecar, label=f"sidecar {sidecar.name}", max_bytes=MAX_SIDECAR_BYTES)
+    except UserError as error:
+        raise ContributionError(str(error)) from None
 
 
 def _check_meta(meta: dict, filename: str, dataset_id: str, path: Path) -> list[str]:
