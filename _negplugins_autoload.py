@@ -5,7 +5,7 @@ ir_datasets, ir_measures and Pyserini have no plugin entry points. The installed
 ``sys.meta_path`` (it imports nothing beyond ``os`` and ``sys``, which the interpreter has already
 loaded), and acts when one of the three packages is first imported:
 
-* ``ir_datasets``: after it has loaded, the suite's datasets are registered (``ir_datasets_ext``);
+* ``ir_datasets``: after it has loaded, the suite's datasets are registered (``import ir_datasets_ext``);
 * ``ir_measures``: after it has loaded, the negation measures are registered (``negplugins.measures``);
 * ``pyserini``: before it loads, the Java 21 runtime is configured (``negplugins.jvm``).
 
@@ -19,9 +19,11 @@ import sys
 
 ENV_VAR = "NEGPLUGINS_AUTOLOAD"
 
-# module -> (action before it executes, action after it executes); each is "module:function" or None
+# module -> (action before it executes, action after it executes): "module:function" calls the function,
+# a bare "module" is only imported, None does nothing. Each action imports only what it needs: registering
+# the datasets must not pull in ir_measures, nor registering the measures ir_datasets.
 _ACTIONS = {
-    "ir_datasets": (None, "negplugins.plugins:register_datasets"),
+    "ir_datasets": (None, "ir_datasets_ext"),
     "ir_measures": (None, "negplugins.plugins:register_measures"),
     "pyserini": ("negplugins.plugins:configure_java", None),
 }
@@ -30,7 +32,8 @@ _ACTIONS = {
 def _call(action):
     module_name, _, function = action.partition(":")
     __import__(module_name)
-    getattr(sys.modules[module_name], function)()
+    if function:
+        getattr(sys.modules[module_name], function)()
 
 
 class _HookedLoader:

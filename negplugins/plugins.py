@@ -1,7 +1,8 @@
 """What the import hook and the ``negplugins-*`` console scripts do to plug the suite in.
 
-Each function is idempotent. :mod:`_negplugins_autoload` calls them when ir_datasets, ir_measures or
-pyserini is first imported; the console scripts call them explicitly before handing over to the stock
+Each function is idempotent. :mod:`_negplugins_autoload` calls the measures and Java ones when
+ir_measures or pyserini is first imported (and imports ``ir_datasets_ext`` itself when ir_datasets is);
+the console scripts call them explicitly before handing over to the stock
 command line, which is the way to use the suite with ``NEGPLUGINS_AUTOLOAD=0``.
 """
 

@@ -77,3 +77,10 @@ def test_explicit_entry_points_work_with_the_hook_off(tmp_path):
     assert exported.returncode == 0, exported.stderr
     first = exported.stdout.splitlines()[0].split("\t")
     assert first[0] == "q01" and first[1].startswith("Which programming language") and first[2] == "exclusion"
+
+
+def test_each_hook_imports_only_what_it_registers():
+    measures = python("import sys, ir_measures; print('ir_datasets' in sys.modules)")
+    assert measures.stdout.strip() == "False", measures.stderr
+    datasets = python("import sys, ir_datasets; print('ir_measures' in sys.modules, 'comlq' in ir_datasets.registry)")
+    assert datasets.stdout.strip() == "False True", datasets.stderr
