@@ -5,9 +5,9 @@ The release is one zip in BEIR layout (``dataset/corpus.jsonl``, ``dataset/queri
 each of the 14 query structures, and ``comlq/negation`` (the five structures with negation).
 """
 
+import functools
 import io
 from collections import Counter
-from functools import lru_cache
 from typing import NamedTuple
 
 import ir_datasets
@@ -139,7 +139,7 @@ class ComLQQueries(BaseQueries):
         self._qrels = qrels
 
     def queries_iter(self):
-        judged = _judged_counts(self._qrels)
+        judged = self._judged_counts()
         source = "dataset/queries.jsonl"
         with self._streamer.stream() as stream:
             for line_number, record in iter_jsonl(stream, source):
@@ -155,6 +155,11 @@ class ComLQQueries(BaseQueries):
                     has_negation=structure in NEGATION_STRUCTURES,
                 )
 
+    @functools.cache
+    def _judged_counts(self) -> dict[str, int]:
+        """Judged passages per query, read from the qrels once (types without a suffix need it)."""
+        return dict(Counter(qrel.query_id for qrel in self._qrels.qrels_iter()))
+
     def queries_cls(self):
         return ComLQQuery
 
@@ -163,10 +168,6 @@ class ComLQQueries(BaseQueries):
 
     def queries_lang(self):
         return "en"
-
-
-def _judged_counts(qrels: ComLQQrels) -> dict[str, int]:
-    return dict(Counter(qrel.query_id for qrel in qrels.qrels_iter()))
 
 
 def _init():
@@ -178,7 +179,7 @@ def _init():
     base = Dataset(docs, queries, qrels, documentation("_"))
     register(NAME, base)
 
-    @lru_cache(maxsize=None)
+    @functools.cache
     def qids_of(structures: tuple[str, ...]):
         return frozenset(q.query_id for q in queries.queries_iter() if q.structure in structures)
 
