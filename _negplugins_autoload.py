@@ -7,9 +7,9 @@ loaded), and acts when one of these packages is first imported:
 
 * ``ir_datasets``: after it has loaded, the suite's datasets are registered (``import ir_datasets_ext``);
 * ``ir_measures``: after it has loaded, the negation measures are registered (``negplugins.measures``);
-* ``pyserini``: before it loads, the Java 21 runtime is configured (``negplugins.jvm``);
+* ``pyserini``: before it loads, the Java 21 runtime is configured (``negplugins._compat.jvm``);
 * ``pyterrier``: after it has loaded, ``pt.Experiment`` learns to average the negation measures over the
-  queries they are defined on (``negplugins.measures.pyterrier_support``).
+  queries they are defined on (``negplugins._compat.pyterrier``).
 
 So ``ir_measures comlq run.trec "RightRank@10 nDCG@10"``, ``ir_datasets export comlq queries`` and
 ``python -m pyserini.search.lucene ...`` work with no extra import. Set ``NEGPLUGINS_AUTOLOAD=0`` to
@@ -26,9 +26,9 @@ ENV_VAR = "NEGPLUGINS_AUTOLOAD"
 # the datasets must not pull in ir_measures, nor registering the measures ir_datasets.
 _ACTIONS = {
     "ir_datasets": (None, "ir_datasets_ext"),
-    "ir_measures": (None, "negplugins.plugins:register_measures"),
-    "pyserini": ("negplugins.plugins:configure_java", None),
-    "pyterrier": (None, "negplugins.measures.pyterrier_support:install"),
+    "ir_measures": (None, "negplugins._compat.plugins:register_measures"),
+    "pyserini": ("negplugins._compat.plugins:configure_java", None),
+    "pyterrier": (None, "negplugins._compat.pyterrier:install"),
 }
 
 

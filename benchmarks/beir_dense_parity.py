@@ -11,7 +11,7 @@ It writes ``<workdir>/beir-dense.trec`` with ``negplugins search beir-dense`` (B
 ``negplugins search dense`` (faiss ``IndexFlatIP`` over L2-normalised mean-pooled vectors, index under
 ``<workdir>/indexes``); an existing run is reused, and ``--beir-run`` / ``--suite-run`` name runs made
 elsewhere (e.g. ``runs/comlq/dense-minilm.trec.gz``). Both are scored with
-``negplugins.evaluation.evaluate`` and must agree on nDCG@10 to 3 decimals (the exit status is 1
+``negplugins.evaluation.scoring.evaluate`` and must agree on nDCG@10 to 3 decimals (the exit status is 1
 otherwise). It also prints how many of the top-10 lists are identical, and the largest score
 difference over common (query, document) pairs.
 """
@@ -30,7 +30,7 @@ MEASURES = ["nDCG@10", "R@100", "RR@10"]
 
 
 def beir_run(dataset, path: Path, hits: int) -> float:
-    from negplugins.beir.retrieval import beir_dense_search
+    from negplugins.runners.beir import beir_dense_search
 
     if path.is_file():
         return 0.0
@@ -55,7 +55,7 @@ def suite_run(dataset, path: Path, hits: int, workdir: Path) -> float:
 
 
 def top10_agreement(a: dict, b: dict) -> tuple[int, int, float]:
-    from negplugins.trec import ranked
+    from negplugins.io.trec import ranked
 
     same = 0
     largest = 0.0
@@ -77,8 +77,8 @@ def main(argv=None) -> int:
     parser.add_argument("--suite-run", help="use this run of the suite's dense runner instead of <workdir>/dense.trec")
     args = parser.parse_args(argv)
 
-    from negplugins.evaluation import evaluate
-    from negplugins.trec import read_run
+    from negplugins.evaluation.scoring import evaluate
+    from negplugins.io.trec import read_run
 
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)

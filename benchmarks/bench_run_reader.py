@@ -6,10 +6,10 @@ Two cases, each measured in a fresh child process (peak memory: ``resource.getru
 child, which includes the interpreter and imports; the same for the baseline, so the ratio is fair):
 
 1. An empty-line gzip bomb (``--bomb-mb`` MB of gzip expanding to about a thousand times more):
-   ``negplugins.trec.read_run`` must reject it at the 200 MB bound. Baseline: the previous reader's
+   ``negplugins.io.trec.read_run`` must reject it at the 200 MB bound. Baseline: the previous reader's
    approach, ``gzip.open(path, "rt")`` iterated line by line up to the same bound.
 2. Validating a large synthetic run (``--lines`` lines, about 40 bytes each, uncompressed) with
-   ``negplugins.validation.validate_run`` (no document check, which is timed elsewhere). Baseline:
+   ``negplugins.evaluation.validation.validate_run`` (no document check, which is timed elsewhere). Baseline:
    reading the same file into ``{qid: {docid: score}}`` with plain Python (``open`` + ``split``), the
    least any reader that keeps the run needs.
 
@@ -32,7 +32,7 @@ case, path = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
 outcome = ""
 if case == "suite-bomb":
-    from negplugins.trec import RunFormatError, read_run
+    from negplugins.io.trec import RunFormatError, read_run
     try:
         read_run(path)
     except RunFormatError as error:
@@ -47,7 +47,7 @@ elif case == "baseline-bomb":
                 outcome = "bound reached"
                 break
 elif case == "suite-validate":
-    from negplugins.validation import validate_run
+    from negplugins.evaluation.validation import validate_run
     report = validate_run("negplugins-demo", path, check_documents=False)
     outcome = f"{report.lines} lines, {report.queries} queries, valid={report.valid}"
 elif case == "baseline-validate":

@@ -8,8 +8,18 @@ soon as ir_datasets is imported. The runners, evaluation and command line live i
 
     from negplugins.runners.bm25 import bm25_search
     from negplugins.evaluation import evaluate
+
+The package map (see the README's "Architecture"): ``datasets`` resolves dataset ids and reads the
+benchmark specs of :mod:`ir_datasets_ext`; ``io`` reads and writes files; ``runners`` turns a dataset into
+runs; ``evaluation`` scores runs; ``leaderboard`` publishes them; ``measures`` declares and computes the
+negation measures; ``_compat`` adapts the third-party tools. Module paths of earlier releases
+(``negplugins.trec``, ``negplugins.validation``, ...) still import (:mod:`negplugins._compat.moved`).
 """
 
-from . import measures  # noqa: F401  (registers the measures)
+from ._compat import moved
+
+moved.install()
+
+from . import measures  # noqa: E402, F401  (registers the measures)
 
 __version__ = "0.1.0"

@@ -19,7 +19,7 @@ import signal
 import sys
 
 from .errors import UserError
-from .options import MAX_BATCH_SIZE, MAX_HITS, MAX_PERMUTATIONS, MAX_THREADS, bounded_int, finite_float
+from .options import FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_PERMUTATIONS, MAX_THREADS, bounded_int, finite_float
 
 __all__ = ["main", "build_parser"]
 
@@ -35,7 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def _cmd_topics(args) -> int:
-    from .topics import write_topics
+    from .io.topics import write_topics
 
     path, count = write_topics(args.dataset, args.output, force=args.force)
     print(f"wrote {count} topics to {path}")
@@ -43,7 +43,7 @@ def _cmd_topics(args) -> int:
 
 
 def _cmd_index(args) -> int:
-    from .index import lucene_index
+    from .runners.lucene_index import lucene_index
 
     path, built = lucene_index(args.dataset, args.index, threads=args.threads, rebuild=args.rebuild,
                                verbose=args.verbose)
@@ -61,13 +61,13 @@ def _cmd_search_bm25(args) -> int:
 
 
 def _cmd_evaluate(args) -> int:
-    from .evaluation import evaluate, evaluate_runs
-    from .reports import render
+    from .evaluation.scoring import evaluate, evaluate_runs
+    from .evaluation.reports import render
 
     fmt = "json" if args.json else args.format
     inputs = [*args.run, *([args.baseline] if args.baseline else [])]
     if args.output:  # before any work: the report may replace none of the runs, nor a committed file
-        from .outputs import check_replaceable_file
+        from .io.outputs import check_replaceable_file
 
         check_replaceable_file(args.output, inputs=inputs, force=args.force)
     if len(args.run) == 1 and args.baseline is None:
@@ -78,7 +78,7 @@ def _cmd_evaluate(args) -> int:
                                permutations=args.permutations, progress=True)
     text = render(result, fmt, per_query=args.per_query)
     if args.output:
-        from .files import atomic_writer
+        from .io.files import atomic_writer
 
         with atomic_writer(args.output, inputs=inputs) as f:
             f.write(text + "\n")
@@ -99,8 +99,6 @@ def _cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .runners.commands import FORCE_HELP
-
     parser = _Parser(
         prog=_PROG, description="Negation, exclusion and Boolean-logic retrieval benchmarks for Pyserini, "
                                 "ir_datasets and ir_measures.")

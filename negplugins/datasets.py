@@ -9,24 +9,12 @@ from typing import Iterator
 import ir_datasets
 
 import ir_datasets_ext  # noqa: F401  (registers the suite's datasets)
-from ir_datasets_ext.datasets import boolquestions, comlq, negplugins_demo
+from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks
 
 from .errors import UnknownDatasetError
 
-__all__ = ["load", "query_texts", "qrels_dict", "breakdown_field", "docs_root_id", "slug"]
-
-#: Query fields by which results are broken down, in order of preference.
-BREAKDOWN_FIELDS = ("structure", "question_type", "kind")
-
-#: The benchmarks' own order of their subsets (ComLQ's paper order of structures, ...).
-SUBSET_ORDER = {
-    "structure": comlq.STRUCTURES,
-    "question_type": boolquestions.QUESTION_TYPES,
-    "kind": negplugins_demo.KINDS,
-}
-
-_SUITE_PREFIXES = ("comlq", "excluir", "nevir", "boolquestions", "dureader-retrieval", "negplugins-demo")
-
+__all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
+           "ordered_subsets", "query_groups", "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset"]
 
 def load(dataset_id: str):
     """Return the registered dataset ``dataset_id``.
@@ -41,7 +29,7 @@ def load(dataset_id: str):
     except KeyError:
         pass
     names = list(ir_datasets.registry)
-    ours = sorted(n for n in names if n.split("/")[0] in _SUITE_PREFIXES)
+    ours = sorted(n for n in names if benchmark_of(n) is not None)
     close = difflib.get_close_matches(dataset_id, ours, n=3, cutoff=0.5) or \
         difflib.get_close_matches(dataset_id, names, n=3, cutoff=0.6)
     if close:
@@ -68,16 +56,27 @@ def qrels_dict(dataset) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def benchmark(dataset) -> Benchmark | None:
+    """The spec of the benchmark a loaded dataset belongs to (None for a dataset outside the suite)."""
+    return benchmark_of(dataset.dataset_id())
+
+
 def breakdown_field(dataset) -> str | None:
-    """The query field that splits a dataset into its subsets (ComLQ structure, BoolQuestions type)."""
-    fields = getattr(dataset.queries_cls(), "_fields", ())
-    return next((field for field in BREAKDOWN_FIELDS if field in fields), None)
+    """The query field that splits a dataset into its subsets (its benchmark's ``subset_field``).
+
+    None outside the suite's benchmarks, or when the dataset's queries lack the field.
+    """
+    spec = benchmark(dataset)
+    field = spec.subset_field if spec is not None else None
+    return field if field in getattr(dataset.queries_cls(), "_fields", ()) else None
 
 
 def ordered_subsets(dataset, names) -> list[str]:
-    """Subset names in the benchmark's own order (:data:`SUBSET_ORDER`); others after them, sorted."""
-    rank = {name: i for i, name in enumerate(SUBSET_ORDER.get(breakdown_field(dataset), ()))}
-    return sorted(set(names), key=lambda name: (rank.get(name, len(rank)), name))
+    """Subset names in the benchmark's own order (its spec's ``subsets``); others after them, sorted."""
+    spec = benchmark(dataset)
+    if spec is None:
+        return sorted(set(names))
+    return spec.ordered_subsets(names)
 
 
 def query_groups(dataset) -> dict[str, str]:
@@ -114,3 +113,34 @@ def iter_docs_for_indexing(dataset) -> Iterator[tuple[str, str]]:
         if title and not text.startswith(title):
             text = f"{title}\n{text}"
         yield doc.doc_id, text
+
+
+def whole_dataset_id(dataset_id: str) -> str | None:
+    """The nearest registered dataset id above ``dataset_id`` (``comlq/pni`` -> ``comlq``), or None."""
+    parts = dataset_id.split("/")
+    for end in range(len(parts) - 1, 0, -1):
+        candidate = "/".join(parts[:end])
+        if candidate in set(ir_datasets.registry):  # iterating instantiates no registry pattern
+            return candidate
+    return None
+
+
+def split_outside_subset(dataset_id: str, query_ids) -> tuple[str | None, list[str], list[str]]:
+    """Split query ids that ``dataset_id`` does not know into those of its whole benchmark and the rest.
+
+    A subset (``comlq/pni``, ``boolquestions/nq/not``) is scored on a run of the whole benchmark: the
+    run's other queries are outside the subset, not errors. A query the whole benchmark does not know
+    either stays unknown.
+
+    Returns
+    -------
+    tuple
+        ``(whole dataset id or None, outside-subset query ids, unknown query ids)``, ids in input order.
+    """
+    query_ids = list(query_ids)
+    whole = whole_dataset_id(dataset_id) if query_ids else None
+    if whole is None:
+        return None, [], query_ids
+    whole_known = {q.query_id for q in load(whole).queries_iter()}
+    outside = [q for q in query_ids if q in whole_known]
+    return whole, outside, [q for q in query_ids if q not in whole_known]

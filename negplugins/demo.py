@@ -6,9 +6,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from .evaluation import evaluate
-from .files import atomic_directory
-from .index import lucene_index
+from .evaluation.scoring import evaluate
+from .io.files import atomic_directory
+from .runners.lucene_index import lucene_index
 from .runners.bm25 import bm25_search
 
 __all__ = ["DEMO_DATASET", "run_demo"]

@@ -148,3 +148,8 @@ def finite_float(lo: float | None = None, hi: float | None = None):
 def positive_int(hi: int | None = None):
     """``bounded_int(1, hi)``."""
     return bounded_int(1, hi)
+
+
+#: Help of every ``--force`` that lets a command replace a run it would otherwise refuse to.
+FORCE_HELP = ("replace an existing run (and its sidecar) even if it is committed (tracked by git) or was not "
+              "written by negplugins")

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from negplugins import jvm
+from negplugins._compat import jvm
 
 
 def _fake_java(tmp_path, name, version, modules=None):

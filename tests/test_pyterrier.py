@@ -9,7 +9,7 @@ pd = pytest.importorskip("pandas")
 
 import ir_datasets  # noqa: E402
 
-from negplugins.evaluation import evaluate  # noqa: E402
+from negplugins.evaluation.scoring import evaluate  # noqa: E402
 
 MEASURES = ["nDCG@10", "RR@10", "RightRank@10", "DeltaMRR@10", "NegRecall@10", "PairedAcc", "LSNC@100"]
 

@@ -21,6 +21,7 @@ from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
+from ..benchmark import Benchmark, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
 
 NAME = "boolquestions"
@@ -45,6 +46,23 @@ QREL_DEFS = {
     -1: "Explicit negative: a passage annotated as violating the question's Boolean logic "
         "(for example it contains what a NOT question excludes)",
 }
+
+SPEC = register_benchmark(Benchmark(
+    name=NAME,
+    title="BoolQuestions",
+    summary="AND / OR / NOT questions over MS MARCO and Natural Questions",
+    paper="Zhang et al., Findings of EMNLP 2024",
+    paper_url="https://arxiv.org/abs/2411.12235",
+    datasets=(f"{NAME}/msmarco", f"{NAME}/nq", f"{NAME}/<corpus>/and", f"{NAME}/<corpus>/or", f"{NAME}/<corpus>/not"),
+    # the authors' MRR@10 (questions with a positive) and NegRecall@10 (passages listed as both count as negatives)
+    measures=("PosRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10"),
+    paper_names={"PosRR@10": "MRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10": "NegRecall@10"},
+    subset_field="question_type",
+    subsets=QUESTION_TYPES,
+    negatives="the question's negative passages",
+    docs=f"docs/{NAME}.yaml",
+))
+
 
 #: Registered corpus name -> (release folder, whether corpus rows have a title).
 CORPORA = {

@@ -16,6 +16,7 @@ from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import ZipExtract
 
 from ..download import VerifiedDownload
+from ..benchmark import Benchmark, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "comlq"
@@ -29,6 +30,54 @@ QREL_DEFS = {
 #: negation (n) chained as the name says, e.g. ``2in`` = intersection of two sets with one negated.
 STRUCTURES = ("1p", "2p", "3p", "2i", "3i", "pi", "ip", "2u", "up", "2in", "3in", "inp", "pin", "pni")
 NEGATION_STRUCTURES = ("2in", "3in", "inp", "pin", "pni")
+
+_LSNC = "LSNC@100"
+_LSNC_LABELLED = "LSNC(over='labelled')@100"
+
+
+def default_measures(dataset_id: str, qrels=None) -> tuple[list[str], list[str]]:
+    """ComLQ's measures: nDCG@10 (the paper's), RR@10 and R@100, and LSNC@100 where negatives are labelled.
+
+    LSNC@100 needs explicit negatives (relevance < 0), which the public release does not have: without
+    them a note says it was left out. On a dataset of negation queries only (``comlq/negation`` or one of
+    the five negation structures) it is averaged over all its queries, the paper's set; on one that mixes
+    in queries without negation (``comlq``), over the queries with a labelled negative, with a note.
+    """
+    measures = list(SPEC.measures)
+    notes = []
+    has_negatives = qrels is not None and any(rel < 0 for docs in qrels.values() for rel in docs.values())
+    parts = dataset_id.split("/")
+    negation_only = len(parts) == 2 and (parts[1] == "negation" or parts[1] in NEGATION_STRUCTURES)
+    if has_negatives and negation_only:
+        measures.append(_LSNC)
+    elif has_negatives:
+        measures.append(_LSNC_LABELLED)
+        notes.append(f"{_LSNC_LABELLED}: {dataset_id} mixes queries without negation, so LSNC is averaged "
+                     "over the queries with a labelled negative; the paper's set, every query with negation, "
+                     f"is {_LSNC} on comlq/negation")
+    else:
+        notes.append(f"{_LSNC} left out: the {dataset_id} qrels hold no explicit negative (label -1), "
+                     "as in the public ComLQ release; supply judgements with negatives to compute it")
+    return measures, notes
+
+
+SPEC = register_benchmark(Benchmark(
+    name=NAME,
+    title="ComLQ",
+    summary="complex logical queries over Wikipedia, 14 structures",
+    paper="Xu et al., AAAI 2026",
+    paper_url="https://arxiv.org/abs/2511.12004",
+    datasets=(NAME, f"{NAME}/<structure>", f"{NAME}/negation"),
+    # the paper reports nDCG@10 (Table 3) and LSNC@100 (Table 4); RR@10 and R@100 as the suite has from the start
+    measures=("nDCG@10", "RR@10", "R@100"),
+    paper_names={"RR@10": "MRR@10"},
+    subset_field="structure",
+    subsets=STRUCTURES,
+    negatives="a passage that violates the query's negation (none in the release)",
+    docs=f"docs/{NAME}.yaml",
+    measures_hook=default_measures,
+))
+
 
 #: Where each corpus passage comes from, by id range (from the release notes).
 DOC_ORIGINS = (

@@ -26,6 +26,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
+from ..benchmark import Benchmark, register_benchmark
 from ..util import (Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register,
                     require_fields)
 
@@ -33,6 +34,21 @@ NAME = "dureader-retrieval"
 BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror
 
 QREL_DEFS = {1: "Answer paragraph of the question (manually checked for the dev set)"}
+
+SPEC = register_benchmark(Benchmark(
+    name=NAME,
+    title="DuReader-retrieval",
+    summary="Chinese passage retrieval from web search",
+    paper="Qiu et al., EMNLP 2022",
+    paper_url="https://arxiv.org/abs/2203.10232",
+    datasets=(f"{NAME}/dev", f"{NAME}/dev-100k"),
+    measures=("RR@10", "Success@1", "Success@50"),
+    # the paper's Recall@k is whether any relevant passage is in the top k: ir_measures' Success@k
+    paper_names={"RR@10": "MRR@10", "Success@1": "Recall@1", "Success@50": "Recall@50"},
+    language="zh",
+    docs="docs/dureader_retrieval.yaml",
+))
+
 
 TARBALL = "dureader-retrieval-baseline-dataset.tar.gz"
 _TARBALL = VerifiedDownload(

@@ -14,6 +14,7 @@ from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
 from ..gdrive import GoogleDriveSource
+from ..benchmark import Benchmark, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
 
 NAME = "excluir"
@@ -22,6 +23,20 @@ QREL_DEFS = {
     1: "Positive: the passage answers the query while respecting its exclusion",
     -1: "Explicit negative: the passage matches the query but contains what the query excludes",
 }
+
+SPEC = register_benchmark(Benchmark(
+    name=NAME,
+    title="ExcluIR",
+    summary='exclusionary queries such as "... but not X"',
+    paper="Zhang et al., 2024",
+    paper_url="https://arxiv.org/abs/2404.19230",
+    datasets=(f"{NAME}/test",),
+    measures=("R@1", "RR@10", "DeltaR@1", "DeltaMRR@10", "RightRank@10"),
+    paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10", "RightRank@10": "Right Rank@10"},
+    negatives="the document the query excludes",
+    docs=f"docs/{NAME}.yaml",
+))
+
 
 # File ids from the authors' Drive folder (as used by github.com/thijmennijdam/NevIR-reproducibility,
 # src/preprocess_data/data.py). No checksum is published: the SHA-256 is recorded at the first download.

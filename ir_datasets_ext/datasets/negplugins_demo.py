@@ -14,6 +14,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import PackageDataFile
 
+from ..benchmark import Benchmark, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "negplugins-demo"
@@ -24,6 +25,21 @@ QREL_DEFS = {
 }
 
 KINDS = ("exclusion", "negation-pair", "and", "or", "not")
+
+SPEC = register_benchmark(Benchmark(
+    name=NAME,
+    title="negplugins demo",
+    summary="the embedded demo dataset, a mix of all of the above",
+    paper="negplugins",
+    paper_url="",
+    datasets=(NAME,),
+    measures=("nDCG@10", "RR@10", "RightRank@10", "DeltaMRR@10", "PairedAcc", "NegRecall@10"),
+    subset_field="kind",
+    subsets=KINDS,
+    negatives="a document that breaks the query's exclusion, negation or NOT",
+    docs=None,
+))
+
 
 
 class DemoDoc(NamedTuple):

@@ -19,6 +19,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
 
 from ..download import VerifiedDownload
+from ..benchmark import Benchmark, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "nevir"
@@ -32,6 +33,20 @@ QREL_DEFS = {
     1: "The document of the pair that answers the query",
     -1: "Explicit negative: the other document of the pair, which differs by a negation and does not answer the query",
 }
+
+SPEC = register_benchmark(Benchmark(
+    name=NAME,
+    title="NevIR",
+    summary="negation in contrastive document pairs",
+    paper="Weller et al., EACL 2024",
+    paper_url="https://arxiv.org/abs/2305.07614",
+    datasets=(f"{NAME}/train", f"{NAME}/dev", f"{NAME}/test"),
+    measures=("PairedAcc",),
+    paper_names={"PairedAcc": "paired accuracy"},
+    negatives="the pair's other document",
+    docs=f"docs/{NAME}.yaml",
+))
+
 
 #: Registered split name -> file of the release.
 SPLITS = {"train": "train.jsonl", "dev": "validation.jsonl", "test": "test.jsonl"}

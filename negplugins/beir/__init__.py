@@ -10,14 +10,14 @@ Modules
 :mod:`negplugins.beir.results`
     :func:`results_to_run`, BEIR results (``{query_id: {doc_id: score}}``) to a TREC run with the
     suite's metadata sidecar.
-:mod:`negplugins.beir.retrieval`
+:mod:`negplugins.runners.beir`
     :func:`beir_dense_search` (BEIR's ``DenseRetrievalExactSearch``) and :func:`beir_rerank` (BEIR's
     ``Rerank`` with a cross-encoder), writing TREC runs.
 :mod:`negplugins.beir.commands`
     ``negplugins export beir``, ``negplugins import beir``, ``negplugins search beir-dense`` and
     ``negplugins search beir-rerank``.
 
-Only :mod:`~negplugins.beir.retrieval` needs the ``beir`` package (``pip install negplugins[beir]``);
+Only :mod:`~negplugins.runners.beir` needs the ``beir`` package (``pip install negplugins[beir]``);
 exporting, importing and reading BEIR folders do not.
 
 Convention differences between BEIR and the suite

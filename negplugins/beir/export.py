@@ -16,7 +16,7 @@ qrels row is kept in the dataset's order, explicit negatives (``-1``) and zeros 
 judged queries, as for any BEIR dataset; ``queries.jsonl`` holds them all.
 
 The folder is built beside its destination and renamed into place only when complete; it carries the
-suite's marker (:data:`negplugins.files.MARKER`, ignored by BEIR's loader), and an existing folder is
+suite's marker (:data:`negplugins.io.files.MARKER`, ignored by BEIR's loader), and an existing folder is
 replaced only with ``overwrite`` and only when it holds nothing but an earlier export.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
-from ..files import MARKER, atomic_directory, check_folder_output
+from ..io.files import MARKER, atomic_directory, check_folder_output
 from .folder import QRELS_HEADER, read_beir_folder
 
 __all__ = ["export_beir", "BEIR_FILES"]

@@ -3,8 +3,8 @@
 BEIR's retrievers return ``{query_id: {doc_id: score}}`` (``EvaluateRetrieval.retrieve``), often saved
 with ``json.dump``. :func:`results_to_run` checks such results against a registered dataset and
 writes a standard 6-column TREC run, documents by decreasing score and equal scores by doc id
-(:func:`negplugins.trec.ranked`, Anserini's order), with the metadata sidecar
-(:mod:`negplugins.metadata`, ``runner: "beir"``) that the leaderboards read.
+(:func:`negplugins.io.trec.ranked`, Anserini's order), with the metadata sidecar
+(:mod:`negplugins.io.sidecars`, ``runner: "beir"``) that the leaderboards read.
 
 Results are taken as they are: BEIR's convention of dropping documents whose id equals the query id
 is *not* applied (the suite's evaluation keeps them; no registered dataset has such a pair).
@@ -21,13 +21,13 @@ from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
-from ..index import dataset_language
-from ..inputs import max_run_bytes
-from ..jsonfile import read_json
-from ..metadata import file_sha256, write_metadata
+from ..runners.lucene_index import dataset_language
+from ..io.inputs import max_run_bytes
+from ..io.jsonfile import read_json
+from ..io.sidecars import file_sha256, write_metadata
 from ..options import MAX_HITS, check_int
-from ..outputs import check_run_output
-from ..trec import ranked, write_run
+from ..io.outputs import check_run_output
+from ..io.trec import ranked, write_run
 
 __all__ = ["BeirResultsError", "load_results", "check_results", "results_to_run", "corpus_ids"]
 
@@ -90,7 +90,7 @@ def load_results(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     ------
     BeirResultsError
         The file is missing, not a regular file, larger than the run bound
-        (:func:`negplugins.inputs.max_run_bytes`), not JSON (the message gives line and column), nested
+        (:func:`negplugins.io.inputs.max_run_bytes`), not JSON (the message gives line and column), nested
         deeper than an object of objects, with a duplicate key or a ``NaN`` / ``Infinity``, or not an
         object of objects of finite numbers.
     """
@@ -193,7 +193,7 @@ def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: 
         Recorded in the sidecar; defaults to this process's command line.
     force : bool
         Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.outputs.check_run_output`).
+        (see :func:`negplugins.io.outputs.check_run_output`).
 
     Returns
     -------

@@ -9,7 +9,7 @@ data: no clock time, sorted everywhere, floats rounded to 6 decimals in JSON.
 
 Contributions are untrusted: names must be plain (``[A-Za-z0-9][A-Za-z0-9._+-]*``), nothing may
 resolve outside the runs folder (symlinks included), sidecars are at most 1 MB and runs at most
-:data:`negplugins.validation.MAX_BYTES` (compressed and uncompressed), and every text shown is escaped.
+:data:`negplugins.evaluation.validation.MAX_BYTES` (compressed and uncompressed), and every text shown is escaped.
 """
 
 from __future__ import annotations
@@ -25,20 +25,10 @@ from pathlib import Path, PurePosixPath
 
 from .. import datasets
 from ..errors import UserError
-from ..files import write_marker
-from ..metadata import read_sidecar
+from ..io.files import write_marker
+from ..io.sidecars import read_sidecar
 
-__all__ = ["ContributionError", "Contribution", "discover", "build", "check", "BENCHMARKS", "safe_relative"]
-
-#: Benchmarks on the index page, in order: (family prefix, title, paper measures summary).
-BENCHMARKS = (
-    ("comlq", "ComLQ", "complex logical queries over Wikipedia (nDCG@10; LSNC@100 with explicit negatives)"),
-    ("excluir", "ExcluIR", "exclusionary retrieval (R@1, MRR@10, ΔR@1, ΔMRR@10, Right Rank@10)"),
-    ("nevir", "NevIR", "negation pairs (paired accuracy)"),
-    ("boolquestions", "BoolQuestions", "Boolean and/or/not questions (MRR@10, NegRecall@10)"),
-    ("dureader-retrieval", "DuReader-retrieval", "Chinese passage retrieval (MRR@10, Recall@1, Recall@50)"),
-    ("negplugins-demo", "negplugins demo", "the embedded demo dataset (a mix of all of the above)"),
-)
+__all__ = ["ContributionError", "Contribution", "discover", "build", "check", "safe_relative"]
 
 RUN_SUFFIXES = (".trec.gz", ".trec")
 MAX_SIDECAR_BYTES = 1024 * 1024
@@ -82,7 +72,7 @@ def _run_name(filename: str) -> str | None:
 
 def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str]]:
     """Find contributed runs; returns ``(contributions, problems)`` sorted by dataset and name."""
-    from ..metadata import metadata_path
+    from ..io.sidecars import metadata_path
 
     root = Path(runs_root)
     if not root.is_dir():
@@ -144,7 +134,7 @@ def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str
 
 
 def _read_sidecar(sidecar: Path, root_resolved: Path) -> dict:
-    """The checked sidecar (:func:`negplugins.metadata.read_sidecar`: bounded JSON, every field typed)."""
+    """The checked sidecar (:func:`negplugins.io.sidecars.read_sidecar`: bounded JSON, every field typed)."""
     if not sidecar.exists() and not sidecar.is_symlink():
         raise ContributionError(f"metadata sidecar {sidecar.name} not found")
     if sidecar.is_symlink() and not sidecar.resolve().is_relative_to(root_resolved):
@@ -157,7 +147,7 @@ def _read_sidecar(sidecar: Path, root_resolved: Path) -> dict:
 
 def _check_meta(meta: dict, filename: str, dataset_id: str, path: Path) -> list[str]:
     """What ties a (well-typed) sidecar to its run: file name, dataset folder, tag, SHA-256."""
-    from ..metadata import file_sha256, run_tag_problems
+    from ..io.sidecars import file_sha256, run_tag_problems
 
     problems = []
     run_field = meta.get("run")
@@ -182,7 +172,7 @@ def _check_meta(meta: dict, filename: str, dataset_id: str, path: Path) -> list[
 
 
 def _max_bytes() -> int:
-    from ..validation import max_bytes
+    from ..evaluation.validation import max_bytes
 
     return max_bytes()
 
@@ -203,11 +193,11 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError
 
-    from ..evaluation import _load_dataset, _measures, compare_loaded, lower_is_better
-    from ..validation import validate_run
+    from ..evaluation.scoring import compare_loaded, load_judged, lower_is_better, resolve_measures
+    from ..evaluation.validation import validate_run
 
     try:
-        dataset, qrels = _load_dataset(dataset_id)
+        dataset, qrels = load_judged(dataset_id)
         reports = []
         loaded = []
         for c in contributions:
@@ -224,7 +214,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     if invalid:
         raise ContributionError("invalid run(s):\n" + "\n".join(
             "  " + line for r in invalid for line in [r.summary(), *("  " + p for p in r.problem_lines(10))]))
-    parsed, notes = _measures(dataset_id, qrels, None)
+    parsed, notes = resolve_measures(dataset_id, qrels)
     names = [c.name for c in contributions]
     baseline = names.index("bm25") if "bm25" in names else 0
     comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline)
@@ -265,7 +255,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     base = comparison.evaluations[baseline]
     return {
         "dataset": dataset_id,
-        "family": dataset_id.split("/")[0],
+        "family": spec.name if (spec := datasets.benchmark_of(dataset_id)) is not None else dataset_id.split("/")[0],
         "slug": datasets.slug(dataset_id),
         "measures": measures,
         "primary": primary,
@@ -339,10 +329,10 @@ def build(runs_root="runs", output="leaderboards") -> list[Path]:
     """Rebuild ``output`` from the runs in ``runs_root`` (atomically replacing it). Returns the files written.
 
     ``output`` is replaced only when it is the suite's own earlier output (see
-    :func:`negplugins.files.check_folder_output`): never ``.``, the repository, the runs or a folder of
+    :func:`negplugins.io.files.check_folder_output`): never ``.``, the repository, the runs or a folder of
     other files. Two builds of the same output take turns (a lock beside it).
     """
-    from ..files import atomic_directory, check_folder_output
+    from ..io.files import atomic_directory, check_folder_output
 
     output = Path(output)
     check_folder_output(output, legacy=_is_leaderboards)  # before the (long) evaluation

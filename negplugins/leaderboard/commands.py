@@ -14,7 +14,7 @@ __all__ = ["add_commands"]
 def _cmd_validate(args) -> int:
     import time
 
-    from ..validation import report_json, validate_run
+    from ..evaluation.validation import report_json, validate_run
 
     status = 0
     for run in args.run:
@@ -66,10 +66,10 @@ def _cmd_sidecar(args) -> int:
 
     from .. import datasets
     from ..errors import UserError
-    from ..inputs import open_regular
-    from ..jsonfile import parse_json
-    from ..metadata import metadata_path, run_tag_problems, sidecar_problems, write_metadata
-    from ..outputs import check_replaceable_file
+    from ..io.inputs import open_regular
+    from ..io.jsonfile import parse_json
+    from ..io.sidecars import metadata_path, run_tag_problems, sidecar_problems, write_metadata
+    from ..io.outputs import check_replaceable_file
 
     run = Path(args.run)
     open_regular(run, "run file").close()

@@ -10,6 +10,8 @@ import html
 import json
 from pathlib import Path
 
+from ir_datasets_ext.benchmark import benchmarks
+
 __all__ = ["json_text", "markdown", "html_page", "index_record", "index_markdown", "index_html"]
 
 _ASSETS = Path(__file__).with_name("assets")
@@ -229,11 +231,16 @@ def html_page(record) -> str:
 
 # -- index ------------------------------------------------------------------------------------------
 
-def index_record(records) -> dict:
-    from .build import BENCHMARKS
+def benchmark_description(spec) -> str:
+    """What a benchmark tests and its paper's measures, as the index lists them (from its spec)."""
+    return f"{spec.summary} ({', '.join(spec.paper_name(m) for m in spec.measures)})"
 
+
+def index_record(records) -> dict:
+    """The index across benchmarks, in the specs' order, each with its leaderboards."""
     families = []
-    for prefix, title, description in BENCHMARKS:
+    for spec in benchmarks():
+        prefix, title, description = spec.name, spec.title, benchmark_description(spec)
         boards = []
         for record in records:
             if record["family"] != prefix:

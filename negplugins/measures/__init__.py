@@ -16,15 +16,15 @@ queries it is defined on (see the suite's METRICS.md); values are never rounded.
 negatives raise :class:`NoNegativesWarning` and the measures are absent from the results.
 """
 
-from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank
+from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better
 from .parsing import parse_measures
 from .provider import IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning
-from .registration import register
+from .._compat.ir_measures import register
 
 register()
 
 __all__ = [
     'PosRR', 'DeltaMRR', 'DeltaR', 'RightRank', 'PairedAcc', 'NegRecall', 'LSNC', 'MEASURES',
     'NoNegativesWarning', 'NoPairsWarning', 'IncompletePairsWarning', 'PartialNegativesWarning',
-    'parse_measures', 'register',
+    'parse_measures', 'register', 'lower_is_better',
 ]

@@ -273,3 +273,11 @@ LSNC = _LSNC(cutoff=100)
 
 #: The exported measures, each with its default cutoff.
 MEASURES = (DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall, LSNC, PosRR)
+
+#: Measures where a smaller value is better (leaderboards sort them ascending and mark the smallest best).
+LOWER_IS_BETTER = ("NegRecall",)
+
+
+def lower_is_better(measure) -> bool:
+    """Whether a smaller value of ``measure`` (a name such as ``NegRecall(conflict=2)@10``) is better."""
+    return str(measure).split("@")[0].split("(")[0] in LOWER_IS_BETTER

@@ -18,13 +18,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import datasets, jvm
+from .. import datasets
+from .._compat import jvm
 from ..errors import UserError
-from ..index import dataset_language, lucene_index, read_manifest
-from ..metadata import write_metadata
+from .lucene_index import dataset_language, lucene_index, read_manifest
+from ..io.sidecars import write_metadata
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int
-from ..outputs import check_run_output
-from ..trec import write_run
+from ..io.outputs import check_run_output
+from ..io.trec import write_run
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
 
@@ -46,7 +47,7 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
                 force: bool = False) -> dict:
     """Rank the documents of ``dataset_id`` for each of its queries with BM25 and write a TREC run.
 
-    The run's metadata sidecar (:mod:`negplugins.metadata`) is written beside it.
+    The run's metadata sidecar (:mod:`negplugins.io.sidecars`) is written beside it.
 
     Parameters
     ----------
@@ -68,7 +69,7 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
         Recorded in the metadata; defaults to this process's command line.
     force : bool
         Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.outputs.check_run_output`).
+        (see :func:`negplugins.io.outputs.check_run_output`).
 
     Returns
     -------

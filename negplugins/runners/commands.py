@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import sys
 
-from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_SHARDS, bounded_int
+from ..options import FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_SHARDS, bounded_int
 
-__all__ = ["add_commands", "FORCE_HELP"]
+__all__ = ["add_commands"]
 
-FORCE_HELP = ("replace an existing run (and its sidecar) even if it is committed (tracked by git) or was not "
-              "written by negplugins")
 
 
 def _cmd_dense(args) -> int:
@@ -46,6 +44,26 @@ def _cmd_rerank(args) -> int:
           f"wrote {info['lines']} lines to {args.output}")
     for note in info["notes"]:
         print(f"negplugins: note: {note}", file=sys.stderr)
+    return 0
+
+
+def _cmd_search_beir_dense(args) -> int:
+    from .beir import beir_dense_search
+
+    info = beir_dense_search(args.dataset, args.output, model=args.model, hits=args.hits, batch_size=args.batch_size,
+                             score_function=args.score_function, max_length=args.max_length, device=args.device,
+                             run_tag=args.run_tag, show_progress_bar=args.verbose, force=args.force)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']}")
+    return 0
+
+
+def _cmd_search_beir_rerank(args) -> int:
+    from .beir import beir_rerank
+
+    info = beir_rerank(args.dataset, args.run, args.output, model=args.model, top_k=args.top_k,
+                       batch_size=args.batch_size, max_length=args.max_length, device=args.device,
+                       run_tag=args.run_tag, force=args.force)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']}")
     return 0
 
 
@@ -99,3 +117,35 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_rerank)
+
+    p = runners.add_parser("beir-dense", help="BEIR DenseRetrievalExactSearch with a sentence-transformers model")
+    p.add_argument("dataset")
+    p.add_argument("--output", "-o", required=True, help="run file to write")
+    p.add_argument("--model", help="sentence-transformers model folder or name (default: packaged all-MiniLM-L6-v2)")
+    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=100,
+                   help=f"documents per query, 1 to {MAX_HITS} (default: 100)")
+    p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=128,
+                   help=f"texts per forward pass, 1 to {MAX_BATCH_SIZE} (default: 128)")
+    p.add_argument("--score-function", choices=("cos_sim", "dot"), default="cos_sim")
+    p.add_argument("--max-length", type=bounded_int(1, MAX_LENGTH),
+                   help=f"truncate inputs to this many tokens, 1 to {MAX_LENGTH}")
+    p.add_argument("--device", help="cpu, cuda, ... (default: chosen by sentence-transformers)")
+    p.add_argument("--run-tag", help="last column of the run (default: beir-dense-<model>)")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_search_beir_dense)
+
+    p = runners.add_parser("beir-rerank", help="BEIR Rerank of a first-stage run with a cross-encoder")
+    p.add_argument("dataset")
+    p.add_argument("--run", required=True, help="first-stage TREC run to rerank")
+    p.add_argument("--model", required=True, help="cross-encoder folder or name")
+    p.add_argument("--output", "-o", required=True, help="run file to write")
+    p.add_argument("--top-k", type=bounded_int(1, MAX_HITS), default=100,
+                   help=f"first-stage documents reranked per query, 1 to {MAX_HITS} (default: 100)")
+    p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=32,
+                   help=f"pairs per forward pass, 1 to {MAX_BATCH_SIZE} (default: 32)")
+    p.add_argument("--max-length", type=bounded_int(1, MAX_LENGTH),
+                   help=f"truncate each pair to this many tokens, 1 to {MAX_LENGTH}")
+    p.add_argument("--device", help="cpu, cuda, ... (default: chosen by sentence-transformers)")
+    p.add_argument("--run-tag", help="last column of the run (default: beir-rerank-<model>)")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_search_beir_rerank)

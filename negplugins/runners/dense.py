@@ -20,7 +20,7 @@ finished shard. When all shards are there they are merged (in order) into the in
 shard folders are removed.
 
 Ranking: documents by decreasing score as written in the run (inner product = cosine similarity,
-six decimals), equal scores by document id ascending (as :func:`negplugins.trec.ranked` and Anserini);
+six decimals), equal scores by document id ascending (as :func:`negplugins.io.trec.ranked` and Anserini);
 the search asks faiss for more than ``hits`` documents whenever a tie crosses the cut, so the run does
 not depend on faiss's order among equal scores. The same inputs give byte-identical runs.
 """
@@ -38,12 +38,12 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..files import atomic_directory
-from ..index import MANIFEST, dataset_language, default_index_path, read_manifest
-from ..metadata import write_metadata
+from ..io.files import atomic_directory
+from .lucene_index import MANIFEST, dataset_language, default_index_path, read_manifest
+from ..io.sidecars import write_metadata
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
-from ..outputs import check_run_output
-from ..trec import write_run
+from ..io.outputs import check_run_output
+from ..io.trec import write_run
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, resolve_model
 
@@ -328,7 +328,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         Recorded in the metadata; defaults to this process's command line.
     force : bool
         Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.outputs.check_run_output`).
+        (see :func:`negplugins.io.outputs.check_run_output`).
 
     Returns
     -------

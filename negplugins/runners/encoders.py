@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
-from ..metadata import file_sha256
+from ..io.sidecars import file_sha256
 
 __all__ = ["DEFAULT_MODEL_NAME", "ModelRef", "SentenceEncoder", "configure_offline", "default_model_path",
            "resolve_model", "weights_sha256"]
@@ -162,7 +162,7 @@ def load_error(ref: ModelRef, error: BaseException, what: str) -> UserError:
     return UserError(f"model {ref.id!r} cannot be loaded as a {what} offline: {_first_line(error)}")
 
 
-def _quiet_transformers() -> None:
+def quiet_transformers() -> None:
     try:
         from transformers.utils import logging as hf_logging
 
@@ -183,7 +183,7 @@ class SentenceEncoder:
 
     def __init__(self, ref: ModelRef, device: str = "cpu"):
         configure_offline()
-        _quiet_transformers()
+        quiet_transformers()
         self.ref = ref
         try:
             from sentence_transformers import SentenceTransformer

@@ -16,7 +16,7 @@ Three kinds of reranker, for any Hugging Face id (from the local cache) or model
 Without ``reranker`` the kind is read from the model's config: encoder-decoder -> ``monot5``, an
 ``...ForSequenceClassification`` architecture -> ``cross-encoder``, anything else -> ``bi-encoder``.
 
-Candidates: from a TREC run, each query's documents in the suite's one ranking (:func:`negplugins.trec.ranked`:
+Candidates: from a TREC run, each query's documents in the suite's one ranking (:func:`negplugins.io.trec.ranked`:
 score descending, ties by doc id descending) cut to the top k; a run of a whole benchmark reranked on one
 of its subsets (``comlq/pni``) is reranked on the subset's queries only, and the result says how many
 were left out; or, with ``candidates=True``, the dataset's
@@ -40,15 +40,14 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..index import dataset_language
-from ..metadata import file_sha256, write_metadata
+from .lucene_index import dataset_language
+from ..io.sidecars import file_sha256, write_metadata
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
-from ..outputs import check_run_output
-from ..trec import ranked, read_run, write_run
-from ..validation import split_outside_subset
+from ..io.outputs import check_run_output
+from ..io.trec import ranked, read_run, write_run
 from .bm25 import pyserini_topic_order
 from .encoders import (ModelRef, SentenceEncoder, configure_offline, load_error, model_load_errors, resolve_model,
-                       _quiet_transformers)
+    quiet_transformers)
 
 __all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "rerank"]
 
@@ -185,7 +184,7 @@ def load_reranker(model: str | os.PathLike | None, reranker: str | None = None,
         raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
     ref = resolve_model(model)
     kind = reranker or detect_reranker(ref)
-    _quiet_transformers()
+    quiet_transformers()
     scorer = {"cross-encoder": CrossEncoderScorer, "monot5": MonoT5Scorer, "bi-encoder": BiEncoderScorer}[kind]
     return scorer(ref, batch_size, max_length), kind, ref
 
@@ -248,7 +247,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         Recorded in the metadata; defaults to this process's command line.
     force : bool
         Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.outputs.check_run_output`).
+        (see :func:`negplugins.io.outputs.check_run_output`).
 
     Raises
     ------
@@ -275,7 +274,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         source = str(run)
         first_stage = {"run": str(run), "sha256": file_sha256(run)}
     texts = datasets.query_texts(dataset)
-    whole, outside, unknown = split_outside_subset(dataset_id, [q for q in first if q not in texts])
+    whole, outside, unknown = datasets.split_outside_subset(dataset_id, [q for q in first if q not in texts])
     if unknown:
         more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
         raise UserError(f"{source}: query {unknown[0]!r}{more} is not a query of {dataset_id}")

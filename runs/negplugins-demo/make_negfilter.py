@@ -16,7 +16,7 @@ from pathlib import Path
 import ir_datasets
 
 import ir_datasets_ext  # noqa: F401  (registers the datasets)
-from negplugins.trec import read_run, ranked, write_run
+from negplugins.io.trec import read_run, ranked, write_run
 
 CUES = re.compile(r"\b(?:but not|not|other than|excluding|except|without|never)\b(.*)", re.IGNORECASE)
 STOP = {"a", "an", "the", "in", "of", "on", "for", "to", "and", "or", "by", "was", "is", "that", "which", "did",

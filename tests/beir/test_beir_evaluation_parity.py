@@ -16,8 +16,8 @@ import pytest
 
 from negplugins import datasets
 from negplugins.beir.results import results_to_run
-from negplugins.evaluation import evaluate
-from negplugins.trec import read_run
+from negplugins.evaluation.scoring import evaluate
+from negplugins.io.trec import read_run
 
 EvaluateRetrieval = pytest.importorskip("beir.retrieval.evaluation").EvaluateRetrieval
 

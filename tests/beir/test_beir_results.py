@@ -7,9 +7,9 @@ import json
 import pytest
 
 from negplugins.beir.results import BeirResultsError, load_results, results_to_run
-from negplugins.evaluation import evaluate
-from negplugins.metadata import file_sha256, metadata_path, read_metadata
-from negplugins.trec import read_run
+from negplugins.evaluation.scoring import evaluate
+from negplugins.io.sidecars import file_sha256, metadata_path, read_metadata
+from negplugins.io.trec import read_run
 
 RESULTS = {
     "q01": {"d03": 0.5, "d01": 0.9, "d02": 0.5, "d04": 0.1},  # d02 and d03 tie: d03 first (the one ranking)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from negplugins.errors import UserError
-from negplugins.evaluation import evaluate
-from negplugins.metadata import file_sha256, read_metadata
-from negplugins.trec import RunFormatError, read_run
+from negplugins.evaluation.scoring import evaluate
+from negplugins.io.sidecars import file_sha256, read_metadata
+from negplugins.io.trec import RunFormatError, read_run
 
 pytest.importorskip("beir")
 
@@ -18,10 +18,10 @@ from beir.retrieval.evaluation import EvaluateRetrieval  # noqa: E402
 from beir.retrieval.models import SentenceBERT  # noqa: E402
 from beir.retrieval.search.dense import DenseRetrievalExactSearch  # noqa: E402
 
-from negplugins.beir import retrieval  # noqa: E402
+from negplugins.runners import beir as retrieval  # noqa: E402
 from negplugins.beir.export import export_beir  # noqa: E402
 from negplugins.beir.results import results_to_run  # noqa: E402
-from negplugins.beir.retrieval import beir_dense_search, beir_rerank  # noqa: E402
+from negplugins.runners.beir import beir_dense_search, beir_rerank  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -63,7 +63,7 @@ def test_streaming_json_parsers_across_chunk_boundaries(monkeypatch):
 @pytest.mark.parametrize("dataset_id", QUERY_IDS)
 def test_topic_files_for_every_dataset_and_subset(dataset_id, mirror, monkeypatch, tmp_path):
     from ir_datasets_ext.datasets import dureader_retrieval
-    from negplugins.topics import write_topics
+    from negplugins.io.topics import write_topics
 
     for download in dureader_retrieval.CMTEB_FILES.values():
         monkeypatch.setattr(download, "sha256", None)

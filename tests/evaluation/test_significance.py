@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from negplugins.significance import compare, holm, paired_t_test, randomization_test, t_confidence_interval
+from negplugins.evaluation.significance import compare, holm, paired_t_test, randomization_test, t_confidence_interval
 
 A = [0.50, 0.30, 0.90, 0.10, 0.70, 0.40, 0.60, 0.20, 0.80, 0.55]
 B = [0.60, 0.35, 0.95, 0.05, 0.90, 0.50, 0.65, 0.30, 0.85, 0.70]
@@ -78,7 +78,7 @@ def test_compare_holm_across_runs():
 
 
 def test_progress_bar_for_long_tests_leaves_the_p_values_unchanged(monkeypatch, capsys):
-    import negplugins.significance as significance
+    import negplugins.evaluation.significance as significance
 
     rng = np.random.default_rng(7)
     base = {"m": {f"q{i}": float(v) for i, v in enumerate(rng.random(40))}}

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from negplugins.errors import UserError
-from negplugins.evaluation import evaluate
+from negplugins.evaluation.scoring import evaluate
 
 FULL_RUN = Path(__file__).resolve().parents[2] / "runs" / "comlq" / "bm25.trec.gz"
 

@@ -5,11 +5,11 @@ import gzip
 import numpy as np
 import pytest
 
-from negplugins import validation
+from negplugins.evaluation import validation
 from negplugins.cli import main
 from negplugins.errors import UserError
-from negplugins.evaluation import evaluate
-from negplugins.validation import DocIdSet, validate_run
+from negplugins.evaluation.scoring import evaluate
+from negplugins.evaluation.validation import DocIdSet, validate_run
 
 GOOD = "q01 Q0 d01 1 3.0 t\nq01 Q0 d02 2 2.0 t\n"
 

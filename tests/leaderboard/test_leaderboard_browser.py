@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from negplugins.leaderboard import build
-from negplugins.metadata import write_metadata
+from negplugins.io.sidecars import write_metadata
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -19,8 +19,7 @@ import ir_measures
 import pytest
 
 import dataset_fixtures as fx
-from negplugins.measures import (IncompletePairsWarning, NoNegativesWarning, PartialNegativesWarning,
-                                 parse_measures)
+from negplugins.measures import IncompletePairsWarning, NoNegativesWarning, PartialNegativesWarning, parse_measures
 
 QUERIES = 2000
 
@@ -251,7 +250,7 @@ def boolquestions_run(rng, questions, corpus):
 
 
 def test_boolquestions_defaults_match_the_authors_with_conflicts(mirror):
-    from negplugins.evaluation import default_measures
+    from negplugins.evaluation.scoring import default_measures
 
     rng = random.Random('boolquestions-authors')
     corpus = [str(i) for i in range(200)]

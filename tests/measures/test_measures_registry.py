@@ -7,7 +7,7 @@ import pytest
 
 import negplugins.measures
 from negplugins.measures import (LSNC, DeltaMRR, DeltaR, NegRecall, NoNegativesWarning, NoPairsWarning, PairedAcc,
-                                 RightRank, parse_measures)
+    RightRank, parse_measures)
 
 ALL = [DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall, LSNC]
 QRELS = {'q1': {'p': 1, 'n': -1}, 'q2': {'a': 2, 'b': 1}}

@@ -1,6 +1,6 @@
 """One ranking for every measure: exact ties and near ties, across ir_measures' providers.
 
-Every measure of every default measure set (:data:`negplugins.evaluation.FAMILY_MEASURES`, plus ComLQ's
+Every measure of every default measure set (each benchmark spec's ``measures``, plus ComLQ's
 LSNC@100) is computed three ways on crafted runs full of exact ties and near ties (1e-7 and 1e-9 apart,
 which collapse in single precision): ``ir_measures.iter_calc`` (msmarco provider for RR, pytrec_eval for
 nDCG / R / Success, the suite's provider for the negation measures), ``negplugins evaluate`` on the same
@@ -20,11 +20,12 @@ import pandas as pd
 import pytest
 from ir_measures import ScoredDoc
 
-from negplugins.evaluation import FAMILY_MEASURES, evaluate
+from ir_datasets_ext import benchmarks
+from negplugins.evaluation.scoring import evaluate
 from negplugins.measures.ranking import NonFiniteScoreError, canonical_order
 
 REPO = Path(__file__).resolve().parents[2]
-ALL_DEFAULT_MEASURES = sorted({m for measures in FAMILY_MEASURES.values() for m in measures}
+ALL_DEFAULT_MEASURES = sorted({m for spec in benchmarks() for m in spec.measures}
                               | {"LSNC@100", "LSNC(over='labelled')@100"})
 BASE = 10.0
 # exact ties, and near ties that single precision cannot tell apart (float32(10 + 1e-7) == float32(10))

@@ -9,11 +9,12 @@ import pytest
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseDocs, BaseQueries, GenericDoc, GenericQuery
 
-from negplugins import datasets, index
+from negplugins import datasets
+from negplugins.runners import lucene_index as index
 from negplugins.errors import UserError
-from negplugins.metadata import read_metadata
+from negplugins.io.sidecars import read_metadata
 from negplugins.runners.bm25 import bm25_search, pyserini_topic_order
-from negplugins.topics import write_topics
+from negplugins.io.topics import write_topics
 
 pytestmark = pytest.mark.java
 
@@ -143,7 +144,7 @@ def test_topic_order_follows_pyserini():
 @pytest.mark.realdata
 def test_comlq_bm25_reproduces_the_measured_anchor(comlq_mirror, tmp_path):
     """Stock Pyserini BM25 defaults, top 100, over ComLQ: nDCG@10 = 0.656 (TOOLCHAIN.md)."""
-    from negplugins.evaluation import evaluate
+    from negplugins.evaluation.scoring import evaluate
 
     run = tmp_path / "bm25.trec"
     comlq_index, _ = index.lucene_index("comlq", tmp_path / "idx", threads=2)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from negplugins.cli import main
-from negplugins.metadata import read_metadata
+from negplugins.io.sidecars import read_metadata
 
 DEMO = "negplugins-demo"
 

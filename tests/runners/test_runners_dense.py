@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from negplugins.errors import UserError
-from negplugins.index import MANIFEST
-from negplugins.metadata import file_sha256, read_metadata
+from negplugins.runners.lucene_index import MANIFEST
+from negplugins.io.sidecars import file_sha256, read_metadata
 from negplugins.runners import dense
 from negplugins.runners.dense import dense_index, dense_search, load_dense_index, search_vectors, shard_bounds
 from negplugins.runners.encoders import default_model_path
@@ -60,7 +60,7 @@ def test_index_layout_and_stock_pyserini_faiss_parity(tmp_path, monkeypatch, min
     texts = [doc.text for doc in __import__("ir_datasets").load(DEMO).docs_iter()]
     assert np.allclose(faiss_index.reconstruct_n(0, 36), minilm_encoder.encode(texts), atol=1e-5)
 
-    from negplugins.topics import write_topics
+    from negplugins.io.topics import write_topics
 
     write_topics(DEMO, "topics/demo.tsv")
     stock = subprocess.run(
@@ -140,7 +140,7 @@ def test_search_run_metadata_and_determinism(tmp_path, monkeypatch):
     dense_search(DEMO, "d.trec", hits=5, index=first["index"], progress=False)
     assert Path("d.trec").read_bytes() == Path("a.trec").read_bytes()
 
-    from negplugins.evaluation import evaluate
+    from negplugins.evaluation.scoring import evaluate
 
     assert evaluate(DEMO, "a.trec", measures=["nDCG@10"]).overall["nDCG@10"] > 0.5
 

@@ -9,8 +9,8 @@ import pytest
 
 import dataset_fixtures as fx
 from negplugins.errors import UserError
-from negplugins.evaluation import evaluate
-from negplugins.metadata import file_sha256, read_metadata
+from negplugins.evaluation.scoring import evaluate
+from negplugins.io.sidecars import file_sha256, read_metadata
 from negplugins.runners.rerank import MONOT5_TEMPLATE, detect_reranker, rerank
 from negplugins.runners.encoders import resolve_model
 

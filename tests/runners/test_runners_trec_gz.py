@@ -6,7 +6,7 @@ import gzip
 import os
 import time
 
-from negplugins.trec import read_run, write_run
+from negplugins.io.trec import read_run, write_run
 
 
 def test_gz_run_is_deterministic_and_readable(tmp_path):

@@ -1,7 +1,7 @@
 """Hostile and careless inputs: runs, user JSON and damaged caches (issue 10, bounded and validated inputs).
 
 Each case checks the one-line message and that nothing the user owns was lost (``guard``). Runs are
-read by one bounded reader (``negplugins.inputs``); user JSON by ``negplugins.jsonfile.read_json``.
+read by one bounded reader (``negplugins.io.inputs``); user JSON by ``negplugins.io.jsonfile.read_json``.
 The CLI cases run in a child process (real exit status and stderr); FIFO cases have a timeout, so a
 reader that blocks on the FIFO fails the test instead of hanging it.
 """
@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 from negplugins.errors import UserError
-from negplugins.jsonfile import read_json
-from negplugins.metadata import read_sidecar, run_tag_problems, write_metadata
-from negplugins.trec import RunFormatError, read_run
-from negplugins.validation import validate_run
+from negplugins.io.jsonfile import read_json
+from negplugins.io.sidecars import read_sidecar, run_tag_problems, write_metadata
+from negplugins.io.trec import RunFormatError, read_run
+from negplugins.evaluation.validation import validate_run
 
 
 def _safety_helpers():

@@ -162,9 +162,9 @@ def test_good_measures_still_evaluate(workspace):
 # -- the Python API refuses the same values (one place: negplugins.options) ---------------------------------
 
 def test_api_refuses_the_same_values(tmp_path):
-    from negplugins.evaluation import evaluate_runs
+    from negplugins.evaluation.scoring import evaluate_runs
     from negplugins.runners.bm25 import bm25_search
-    from negplugins.significance import compare, randomization_test
+    from negplugins.evaluation.significance import compare, randomization_test
 
     out = tmp_path / "out.trec"
     with pytest.raises(UserError, match=r"--k1: expected a finite number >= 0, got nan"):
@@ -199,7 +199,7 @@ def test_option_types_parse_the_edges_exactly():
 FAULT = textwrap.dedent('''
     """Injected only by tests/safety/test_options_and_errors.py: a bug in the dataset loader."""
     import negplugins.datasets
-    import negplugins.validation
+    import negplugins.evaluation.validation
 
 
     def _broken(*args, **kwargs):
@@ -207,7 +207,7 @@ FAULT = textwrap.dedent('''
 
 
     negplugins.datasets.qrels_dict = _broken
-    negplugins.validation.doc_id_set = _broken
+    negplugins.evaluation.validation.doc_id_set = _broken
 ''')
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from negplugins.errors import UserError
-from negplugins.files import MARKER, atomic_directory, output_lock
-from negplugins.metadata import write_metadata
+from negplugins.io.files import MARKER, atomic_directory, output_lock
+from negplugins.io.sidecars import write_metadata
 
 
 def _safety_helpers():
@@ -179,7 +179,7 @@ def test_lock_is_exclusive_and_removed_when_released(tmp_path, monkeypatch):
     target = tmp_path / "out"
     with output_lock(target) as lock:
         assert lock.exists()
-        child = subprocess.run([os.sys.executable, "-c", "from negplugins.files import output_lock\n"
+        child = subprocess.run([os.sys.executable, "-c", "from negplugins.io.files import output_lock\n"
                                 f"with output_lock({str(target)!r}): pass"],
                                capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)))
         assert child.returncode != 0 and "another negplugins command is writing it" in child.stderr

@@ -3,7 +3,7 @@
 :func:`read_json` is the one parser of user JSON. It refuses, with one line naming the file (and the
 line and column where the problem is):
 
-- anything but a regular file (a FIFO is refused, not waited on: :func:`negplugins.inputs.open_regular`);
+- anything but a regular file (a FIFO is refused, not waited on: :func:`negplugins.io.inputs.open_regular`);
 - files over ``max_bytes``;
 - text that is not UTF-8, or not JSON;
 - nesting deeper than ``max_depth`` (checked on the text before parsing, so no ``RecursionError``);
@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 from .inputs import open_regular
 
 __all__ = ["MAX_JSON_DEPTH", "read_json", "parse_json"]

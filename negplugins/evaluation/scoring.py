@@ -1,6 +1,6 @@
 """Score TREC runs on a registered dataset, overall, per subset and per query; compare runs.
 
-Every run is validated first (:mod:`negplugins.validation`); an invalid run is not scored.
+Every run is validated first (:mod:`negplugins.evaluation.validation`); an invalid run is not scored.
 
 Subsets are the values of the dataset's breakdown field (ComLQ ``structure``, BoolQuestions
 ``question_type``, demo ``kind``; see :func:`negplugins.datasets.breakdown_field`). Queries judged in
@@ -10,96 +10,50 @@ METRICS.md); every mean, overall and per subset, is over the queries that have a
 BoolQuestions' NegRecall over all questions is pooled over the questions with negatives, not a mean
 of the per-type scores.
 
-Default measures follow each benchmark's paper (:data:`FAMILY_MEASURES`), chosen by the dataset id's
-prefix.
+Default measures follow each benchmark's paper, as its spec declares them (:func:`default_measures`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import ir_measures
 
-from . import datasets
-from .errors import UserError
-from .options import MAX_CUTOFF, MAX_PERMUTATIONS, check_int
+from ir_datasets_ext.benchmark import GENERIC_MEASURES
 
-__all__ = ["DEFAULT_MEASURES", "FAMILY_MEASURES", "Evaluation", "Comparison", "evaluate", "evaluate_runs",
-           "default_measures", "family", "parse_measures"]
+from .. import datasets
+from ..errors import UserError
+from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier releases had it here)
+from ..options import MAX_CUTOFF, MAX_PERMUTATIONS, check_int
+from .results import Comparison, Evaluation, clean_float
 
-#: Measures reported for a dataset outside the suite's families.
-DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100")
+__all__ = ["DEFAULT_MEASURES", "Evaluation", "Comparison", "evaluate", "evaluate_runs",
+           "default_measures", "family", "parse_measures", "load_judged", "resolve_measures", "compare_loaded"]
 
-#: Default measures per benchmark family (dataset id prefix): each paper's measures, first. ComLQ's paper
-#: reports nDCG@10 only; RR@10 and R@100 follow it, as the suite has reported them for ComLQ from the start.
-FAMILY_MEASURES = {
-    "excluir": ("R@1", "RR@10", "DeltaR@1", "DeltaMRR@10", "RightRank@10"),
-    "nevir": ("PairedAcc",),
-    # the authors' MRR@10 (questions with a positive) and NegRecall@10 (passages listed as both count as negatives)
-    "boolquestions": ("PosRR@10", "NegRecall(conflict=2)@10"),
-    "comlq": ("nDCG@10", "RR@10", "R@100"),  # + LSNC@100 when the qrels hold explicit negatives
-    "dureader-retrieval": ("RR@10", "Success@1", "Success@50"),
-    "negplugins-demo": ("nDCG@10", "RR@10", "RightRank@10", "DeltaMRR@10", "PairedAcc", "NegRecall@10"),
-}
-
-#: Measures where a smaller value is better (for sorting leaderboards and marking the best).
-LOWER_IS_BETTER = ("NegRecall",)
-
-_COMLQ_LSNC = "LSNC@100"
-_COMLQ_LSNC_LABELLED = "LSNC(over='labelled')@100"
-
-
-def family(dataset_id: str) -> str:
-    """The benchmark family of a dataset id: its first path component (``comlq/2in`` -> ``comlq``)."""
-    return dataset_id.split("/")[0]
-
-
-def lower_is_better(measure: str) -> bool:
-    return measure.split("@")[0].split("(")[0] in LOWER_IS_BETTER
+#: Measures reported for a dataset outside the suite's benchmarks.
+DEFAULT_MEASURES = GENERIC_MEASURES
 
 
 def default_measures(dataset_id: str, qrels: dict | None = None) -> tuple[list[str], list[str]]:
-    """``(measures, notes)``: the paper's measures for the dataset's family.
+    """``(measures, notes)``: the measures of the benchmark that owns ``dataset_id``, from its spec.
 
-    ComLQ gets LSNC@100 only when ``qrels`` hold an explicit negative (relevance < 0); otherwise a
-    note says it was left out. On a dataset of negation queries only (``comlq/negation`` or one of the
-    five negation structures) it is averaged over all its queries, the paper's set; on one that mixes in
-    queries without negation (``comlq``), over the queries with a labelled negative, with a note.
+    Each benchmark declares its paper's measures in its spec (:class:`ir_datasets_ext.benchmark.Benchmark`);
+    a benchmark whose choice depends on the data decides through its spec's hook (ComLQ adds LSNC@100
+    where ``qrels`` hold explicit negatives, see :func:`ir_datasets_ext.datasets.comlq.default_measures`).
+    A dataset outside the suite gets :data:`DEFAULT_MEASURES`.
     """
-    fam = family(dataset_id)
-    measures = list(FAMILY_MEASURES.get(fam, DEFAULT_MEASURES))
-    notes = []
-    if fam == "comlq":
-        has_negatives = qrels is not None and any(rel < 0 for docs in qrels.values() for rel in docs.values())
-        if has_negatives and _negation_only(dataset_id):
-            measures.append(_COMLQ_LSNC)
-        elif has_negatives:
-            measures.append(_COMLQ_LSNC_LABELLED)
-            notes.append(f"{_COMLQ_LSNC_LABELLED}: {dataset_id} mixes queries without negation, so LSNC is averaged "
-                         "over the queries with a labelled negative; the paper's set, every query with negation, "
-                         f"is {_COMLQ_LSNC} on comlq/negation")
-        else:
-            notes.append(f"{_COMLQ_LSNC} left out: the {dataset_id} qrels hold no explicit negative (label -1), "
-                         "as in the public ComLQ release; supply judgements with negatives to compute it")
-    return measures, notes
-
-
-def _negation_only(dataset_id: str) -> bool:
-    """Whether a ComLQ dataset id holds queries with negation only (``comlq/negation``, ``comlq/2in``, ...)."""
-    from ir_datasets_ext.datasets.comlq import NEGATION_STRUCTURES
-
-    parts = dataset_id.split("/")
-    return len(parts) == 2 and (parts[1] == "negation" or parts[1] in NEGATION_STRUCTURES)
+    spec = datasets.benchmark_of(dataset_id)
+    if spec is None:
+        return list(DEFAULT_MEASURES), []
+    return spec.default_measures(dataset_id, qrels)
 
 
 def parse_measures(names) -> list:
     """Parse measure names (a list, or one space-separated string) with ir_measures."""
-    from .measures import parse_measures as _parse
+    from ..measures import parse_measures as _parse
 
     if isinstance(names, str):
         names = names.split()
@@ -107,98 +61,6 @@ def parse_measures(names) -> list:
         return _parse(list(names))
     except (ValueError, NameError, SyntaxError, TypeError, KeyError) as error:
         raise UserError(str(error).strip("'\"")) from None
-
-
-def _clean(value):
-    """A float for JSON: NaN and infinities become None."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-@dataclass
-class Evaluation:
-    """Scores of one run on one dataset.
-
-    ``overall`` and each ``subsets[name]`` map measure names to the mean (NaN when no query is
-    eligible); ``subsets[name]["queries"]`` is the number of judged queries in the subset.
-    ``per_query`` (when asked for) maps measure names to ``{query_id: value}``, with values only for
-    the eligible queries. ``counts`` gives, per measure, the number of queries averaged.
-    """
-
-    dataset: str
-    run: str
-    measures: list[str]
-    queries: int
-    overall: dict[str, float]
-    breakdown_field: str | None = None
-    subsets: dict[str, dict] = field(default_factory=dict)
-    per_query: dict[str, dict[str, float]] | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    name: str | None = None
-    query_groups: dict[str, str] = field(default_factory=dict, repr=False)
-
-    @property
-    def label(self) -> str:
-        return self.name or Path(self.run).name
-
-    def to_dict(self, per_query: bool = True) -> dict:
-        record = {
-            "dataset": self.dataset, "run": self.run, "name": self.label, "measures": self.measures,
-            "queries": self.queries, "overall": {m: _clean(v) for m, v in self.overall.items()},
-            "counts": dict(self.counts), "breakdown_field": self.breakdown_field,
-            "subsets": {name: {k: (v if k == "queries" else _clean(v)) for k, v in values.items()}
-                        for name, values in self.subsets.items()},
-            "notes": list(self.notes),
-        }
-        if per_query and self.per_query is not None:
-            record["per_query"] = {m: {q: _clean(v) for q, v in values.items()} for m, values in self.per_query.items()}
-        return record
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
-    def to_table(self, digits: int = 4) -> str:
-        """A plain-text table: one row overall, then one row per subset."""
-        from .reports import evaluation_table
-
-        return evaluation_table(self, digits)
-
-
-@dataclass
-class Comparison:
-    """Several runs on one dataset, each tested against the baseline (see :mod:`negplugins.significance`)."""
-
-    dataset: str
-    measures: list[str]
-    evaluations: list[Evaluation]
-    baseline: int
-    tests: list[dict | None]
-    notes: list[str] = field(default_factory=list)
-    permutations: int = 0
-
-    def to_dict(self, per_query: bool = True) -> dict:
-        return {
-            "dataset": self.dataset, "measures": self.measures, "baseline": self.evaluations[self.baseline].label,
-            "significance": {
-                "tests": "two-sided paired t-test (scipy.stats.ttest_rel) and paired randomization test "
-                         f"(sign flips, {self.permutations} permutations or exact, fixed seed)",
-                "correction": "Holm across the runs compared with the baseline, per measure and test",
-                "ci95": "t-based 95% confidence interval of the mean per-query difference (run - baseline)",
-                "queries": "those with a value for the measure in both runs",
-            },
-            "runs": [
-                {**ev.to_dict(per_query), "vs_baseline": None if test is None else
-                 {m: {k: ([_clean(x) for x in v] if isinstance(v, list) else (v if k == "n" else _clean(v)))
-                      for k, v in values.items()} for m, values in test.items()}}
-                for ev, test in zip(self.evaluations, self.tests)],
-            "notes": list(self.notes),
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
 def _aggregate(measures, per_query: dict[str, dict[str, float]], query_ids) -> tuple[dict[str, float], dict[str, int]]:
@@ -219,7 +81,7 @@ def _aggregate(measures, per_query: dict[str, dict[str, float]], query_ids) -> t
     return values, counts
 
 
-def _load_dataset(dataset_id: str):
+def load_judged(dataset_id: str):
     """Load a dataset and its qrels; a dataset whose files cannot be read is a UserError naming it.
 
     Download and format errors (which name the file) pass through as they are; any other exception is a
@@ -289,7 +151,7 @@ def _read_valid_run(dataset_id, dataset, run_path, notes=None):
     return run
 
 
-def _measures(dataset_id, qrels, measures):
+def resolve_measures(dataset_id, qrels, measures=None):
     """``(parsed measures, notes)``: those given (already parsed or names), else the dataset's defaults."""
     if measures is None:
         names, notes = default_measures(dataset_id, qrels)
@@ -322,12 +184,12 @@ def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per
     """
     if measures is not None:  # a bad measure is reported before any data is read
         measures = parse_measures(measures)
-    dataset, qrels = _load_dataset(dataset_id)
-    parsed, notes = _measures(dataset_id, qrels, measures)
+    dataset, qrels = load_judged(dataset_id)
+    parsed, notes = resolve_measures(dataset_id, qrels, measures)
     if validate:
         run = _read_valid_run(dataset_id, dataset, run_path, notes)
     else:
-        from .trec import read_run
+        from ..io.trec import read_run
 
         run = read_run(run_path)
     if not qrels.keys() & run.keys():
@@ -345,7 +207,7 @@ def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | 
     """Evaluate several runs on one dataset and test each against the baseline.
 
     ``baseline`` is an index into ``run_paths`` or a path / file name / name among them (default: the
-    first run). Significance: see :mod:`negplugins.significance`; ``permutations`` of the randomization
+    first run). Significance: see :mod:`negplugins.evaluation.significance`; ``permutations`` of the randomization
     test is 1 to :data:`~negplugins.options.MAX_PERMUTATIONS` (default 10,000); ``progress`` shows a
     progress bar on standard error for long randomization tests.
 
@@ -354,7 +216,7 @@ def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | 
     UserError
         As :func:`evaluate`, and for a ``permutations`` or ``baseline`` out of range.
     """
-    from .trec import read_run
+    from ..io.trec import read_run
 
     if permutations is not None:
         check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
@@ -365,8 +227,8 @@ def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | 
     base_index = _baseline_index(baseline, run_paths, names)
     if measures is not None:  # a bad measure is reported before any data is read
         measures = parse_measures(measures)
-    dataset, qrels = _load_dataset(dataset_id)
-    parsed, notes = _measures(dataset_id, qrels, measures)
+    dataset, qrels = load_judged(dataset_id)
+    parsed, notes = resolve_measures(dataset_id, qrels, measures)
     loaded = []
     for path, label in zip(run_paths, names):
         run = _read_valid_run(dataset_id, dataset, path, notes) if validate else read_run(path)

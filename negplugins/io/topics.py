@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import datasets
+from .. import datasets
 from .files import atomic_writer
 
 __all__ = ["default_topics_path", "write_topics"]
@@ -37,7 +37,7 @@ def write_topics(dataset_id: str, output: str | os.PathLike | None = None, force
     (Path, int)
         The file written and the number of topics in it.
     """
-    from .errors import UserError
+    from ..errors import UserError
     from .outputs import check_replaceable_file
 
     path = Path(output) if output is not None else default_topics_path(dataset_id)

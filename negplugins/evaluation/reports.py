@@ -17,7 +17,8 @@ import csv
 import io
 import math
 
-from .errors import UserError
+from ..errors import UserError
+from ..measures import lower_is_better
 
 __all__ = ["FORMATS", "render", "evaluation_table"]
 
@@ -77,7 +78,6 @@ def _significant(test, measure) -> bool:
 
 
 def _comparison_table(cmp, digits, per_query) -> str:
-    from .evaluation import lower_is_better
 
     base = cmp.evaluations[cmp.baseline]
     header = ["run", "queries", *cmp.measures]
@@ -158,7 +158,6 @@ def _latex_escape(text: str) -> str:
 
 
 def _latex(evaluations, tests, digits) -> str:
-    from .evaluation import lower_is_better
 
     measures = evaluations[0].measures
     several = len(evaluations) > 1
@@ -219,12 +218,11 @@ def _latex(evaluations, tests, digits) -> str:
 
 
 def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4) -> str:
-    """Format an :class:`~negplugins.evaluation.Evaluation` or :class:`~negplugins.evaluation.Comparison`."""
-    from .evaluation import Comparison
+    """Format an :class:`~negplugins.evaluation.scoring.Evaluation` or :class:`~negplugins.evaluation.scoring.Comparison`."""
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-    comparison = isinstance(result, Comparison)
+    comparison = hasattr(result, "evaluations")  # a Comparison (duck-typed: results imports this module)
     evaluations = result.evaluations if comparison else [result]
     tests = result.tests if comparison else [None]
     if fmt == "json":

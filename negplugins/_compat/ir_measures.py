@@ -27,9 +27,9 @@ import ir_measures
 from ir_measures import providers
 from ir_measures.util import RunConverter
 
-from .declarations import MEASURES, NegationMeasure
-from .provider import provider
-from .ranking import canonical_run
+from ..measures.declarations import MEASURES, NegationMeasure
+from ..measures.provider import provider
+from ..measures.ranking import canonical_run
 
 
 class OneRankingEvaluator(providers.Evaluator):

@@ -18,7 +18,7 @@ BEIR conventions that show in the runs
 * ``DenseRetrievalExactSearch`` never returns a document whose id equals the query id (no registered
   dataset has such a pair).
 * ``Rerank`` keeps only the ``top_k`` best first-stage documents of each query (by first-stage score;
-  equal scores in the run's rank order, which :func:`~negplugins.trec.ranked` makes deterministic) and
+  equal scores in the run's rank order, which :func:`~negplugins.io.trec.ranked` makes deterministic) and
   returns just those, rescored.
 * BEIR's ``CrossEncoder`` wrapper calls ``predict(sentences=...)``, a keyword sentence-transformers 6
   has renamed (it still accepts it, with a deprecation warning) and always shows a progress bar;
@@ -34,11 +34,11 @@ from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
-from ..metadata import file_sha256
+from ..io.sidecars import file_sha256
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
-from ..outputs import check_run_output
-from ..trec import ranked, read_run
-from .results import check_results, results_to_run
+from ..io.outputs import check_run_output
+from ..io.trec import ranked, read_run
+from ..beir.results import check_results, results_to_run
 
 __all__ = ["DEFAULT_MODEL_ID", "beir_dense_search", "beir_rerank", "beir_corpus", "beir_queries", "model_record",
            "CrossEncoderModel"]
@@ -161,7 +161,7 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
         Recorded in the sidecar; defaults to this process's command line.
     force : bool
         Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.outputs.check_run_output`).
+        (see :func:`negplugins.io.outputs.check_run_output`).
 
     Returns
     -------
@@ -278,7 +278,7 @@ def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | o
         Recorded in the sidecar; defaults to this process's command line.
     force : bool
         Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.outputs.check_run_output`).
+        (see :func:`negplugins.io.outputs.check_run_output`).
 
     Returns
     -------

@@ -11,11 +11,12 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from . import datasets, jvm
-from .errors import UserError
-from .files import atomic_directory, atomic_writer
-from .options import MAX_THREADS, check_int
-from .files import atomic_directory, atomic_writer, check_folder_output, output_lock, scratch_directory
+from .. import datasets
+from .._compat import jvm
+from ..errors import UserError
+from ..io.files import atomic_directory, atomic_writer
+from ..options import MAX_THREADS, check_int
+from ..io.files import atomic_directory, atomic_writer, check_folder_output, output_lock, scratch_directory
 
 __all__ = ["MANIFEST", "default_index_path", "lucene_index", "read_manifest"]
 

@@ -25,7 +25,7 @@ The import hook calls :func:`install` after ``pyterrier`` is imported; it is ide
 import functools
 import math
 
-from .declarations import MEASURES
+from ..measures.declarations import MEASURES
 
 _NEGATION_NAMES = frozenset(measure.NAME for measure in MEASURES)
 

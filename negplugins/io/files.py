@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .errors import UserError
+from ..errors import UserError
 
 __all__ = ["MARKER", "OutputError", "atomic_writer", "atomic_directory", "scratch_directory", "output_lock",
            "check_file_output", "check_folder_output", "write_marker", "same_file"]

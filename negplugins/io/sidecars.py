@@ -31,7 +31,7 @@ import sys
 from importlib import metadata as _importlib_metadata
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 from .files import atomic_writer
 
 __all__ = ["REQUIRED_FIELDS", "metadata_path", "write_metadata", "read_metadata", "read_sidecar", "sidecar_problems",
@@ -153,7 +153,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 def read_sidecar(path: str | os.PathLike, label: str | None = None, max_bytes: int | None = None) -> dict:
     """Read and check one sidecar file: a JSON object whose every field has its type (:func:`sidecar_problems`).
 
-    Parsed by :func:`negplugins.jsonfile.read_json`: a regular file of at most ``max_bytes`` (default
+    Parsed by :func:`negplugins.io.jsonfile.read_json`: a regular file of at most ``max_bytes`` (default
     :data:`MAX_SIDECAR_BYTES`), nested at most :data:`MAX_SIDECAR_DEPTH` levels, no duplicate key,
     no ``NaN`` / ``Infinity``.
 
@@ -263,7 +263,7 @@ def sidecar_problems(record: dict) -> list[str]:
 
 
 def _registered(dataset_id: str) -> bool:
-    from . import datasets
+    from .. import datasets
 
     try:
         datasets.load(dataset_id)

@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from .options import MAX_PERMUTATIONS, check_int
+from ..options import MAX_PERMUTATIONS, check_int
 
 __all__ = ["PERMUTATIONS", "SEED", "paired_t_test", "randomization_test", "t_confidence_interval", "holm",
            "compare"]

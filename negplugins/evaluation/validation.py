@@ -23,7 +23,7 @@ ir_datasets home (``$IR_DATASETS_HOME/negplugins/docids/<namespace>.npz``): a so
 the ids (exact, when every id is at most 24 bytes) or of their 64-bit BLAKE2b hashes (longer ids),
 looked up in bulk with ``numpy.searchsorted``.
 
-Files are read by the suite's one bounded run reader (:mod:`negplugins.inputs`): at most
+Files are read by the suite's one bounded run reader (:mod:`negplugins.io.inputs`): at most
 :data:`MAX_BYTES` bytes (compressed size and gzip expansion alike, also for gzip bombs) and
 :data:`MAX_LINE_BYTES` per line, gzip recognised by its magic bytes. The run is streamed: per line only
 five numbers are kept (see :func:`validate_run`).
@@ -44,11 +44,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import datasets
-from .errors import UserError
-from .files import atomic_writer
-from .inputs import MAX_LINE_BYTES, MAX_RUN_BYTES, BoundedReadError, max_run_bytes, open_regular
-from .trec import parse_run_lines
+from .. import datasets
+from ..errors import UserError
+from ..io.files import atomic_writer
+from ..io.inputs import MAX_LINE_BYTES, MAX_RUN_BYTES, BoundedReadError, max_run_bytes, open_regular
+from ..io.trec import parse_run_lines
 
 __all__ = ["MAX_BYTES", "MAX_LISTED", "KINDS", "ValidationReport", "validate_run", "DocIdSet", "doc_id_set"]
 
@@ -63,7 +63,7 @@ KINDS = ("size", "encoding", "columns", "rank", "score", "duplicate", "rank-orde
 
 
 def max_bytes() -> int:
-    """The run size bound (:func:`negplugins.inputs.max_run_bytes`)."""
+    """The run size bound (:func:`negplugins.io.inputs.max_run_bytes`)."""
     return max_run_bytes()
 
 
@@ -159,7 +159,7 @@ class _TooManyMalformed(Exception):
 def read_run_lines(path: Path, report: ValidationReport):
     """Parse lines; yield ``(line, qid, docid, rank, score)`` for well-formed lines, reporting the rest.
 
-    The run is read by the one bounded reader of the suite (:func:`negplugins.trec.parse_run_lines`);
+    The run is read by the one bounded reader of the suite (:func:`negplugins.io.trec.parse_run_lines`);
     a bound passed or a broken gzip stream is reported (``size`` / ``encoding``) and stops reading.
     """
     malformed = 0
@@ -282,39 +282,6 @@ def doc_id_set(dataset_id: str, dataset=None) -> DocIdSet:
     id_set = DocIdSet.from_ids(ids)
     id_set.save(path)
     return id_set
-
-
-# -- subsets ---------------------------------------------------------------------------------------
-
-def whole_dataset_id(dataset_id: str) -> str | None:
-    """The nearest registered dataset id above ``dataset_id`` (``comlq/pni`` -> ``comlq``), or None."""
-    parts = dataset_id.split("/")
-    for end in range(len(parts) - 1, 0, -1):
-        candidate = "/".join(parts[:end])
-        if candidate in datasets.ir_datasets.registry._registered:
-            return candidate
-    return None
-
-
-def split_outside_subset(dataset_id: str, query_ids) -> tuple[str | None, list[str], list[str]]:
-    """Split query ids that ``dataset_id`` does not know into those of its whole benchmark and the rest.
-
-    A subset (``comlq/pni``, ``boolquestions/nq/not``) is scored on a run of the whole benchmark: the
-    run's other queries are outside the subset, not errors. A query the whole benchmark does not know
-    either stays unknown.
-
-    Returns
-    -------
-    tuple
-        ``(whole dataset id or None, outside-subset query ids, unknown query ids)``, ids in input order.
-    """
-    query_ids = list(query_ids)
-    whole = whole_dataset_id(dataset_id) if query_ids else None
-    if whole is None:
-        return None, [], query_ids
-    whole_known = {q.query_id for q in datasets.load(whole).queries_iter()}
-    outside = [q for q in query_ids if q in whole_known]
-    return whole, outside, [q for q in query_ids if q not in whole_known]
 
 
 # -- validation --------------------------------------------------------------------------------------
@@ -467,7 +434,7 @@ def validate_run(dataset_id: str, run_path: str | os.PathLike, *, dataset=None, 
     if len(line):
         first_lines = np.full(len(kept.queries), np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(first_lines, query, line)
-        report.whole_dataset, report.outside_subset, unknown = split_outside_subset(
+        report.whole_dataset, report.outside_subset, unknown = datasets.split_outside_subset(
             dataset_id, [q for q in kept.queries if q not in known])
         for query_id in unknown:
             report.add("unknown-query", int(first_lines[kept.queries[query_id]]),

@@ -23,7 +23,7 @@ import stat
 import zlib
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 
 __all__ = ["MAX_RUN_BYTES", "MAX_LINE_BYTES", "BLOCK_BYTES", "MAX_RUN_BYTES_ENV", "BoundedReadError",
            "max_run_bytes", "open_regular", "iter_run_lines"]

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from .errors import UserError
+from ..errors import UserError
 from .files import atomic_writer
 from .inputs import iter_run_lines
 
@@ -27,11 +27,11 @@ class RunFormatError(UserError):
 def parse_run_lines(path: str | os.PathLike, on_problem, limit: int | None = None):
     """Yield ``(line_number, query_id, doc_id, rank, score)`` of the well-formed lines of a run.
 
-    The file is read by :func:`negplugins.inputs.iter_run_lines` (bounded, gzip by magic bytes).
+    The file is read by :func:`negplugins.io.inputs.iter_run_lines` (bounded, gzip by magic bytes).
     Each malformed line is passed to ``on_problem(kind, line_number, message)`` (kinds as in
-    :mod:`negplugins.validation`: ``encoding``, ``columns``, ``rank``, ``score``) and skipped;
+    :mod:`negplugins.evaluation.validation`: ``encoding``, ``columns``, ``rank``, ``score``) and skipped;
     ``on_problem`` may raise to stop. Bounds and unreadable files raise
-    :class:`~negplugins.inputs.BoundedReadError`.
+    :class:`~negplugins.io.inputs.BoundedReadError`.
     """
     for number, raw in iter_run_lines(path, limit):
         try:
@@ -66,7 +66,7 @@ def parse_run_lines(path: str | os.PathLike, on_problem, limit: int | None = Non
 def read_run(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     """Read a TREC run (plain or gzip) into ``{query_id: {doc_id: score}}``.
 
-    Read within the bounds of :mod:`negplugins.inputs` (size and gzip expansion at most
+    Read within the bounds of :mod:`negplugins.io.inputs` (size and gzip expansion at most
     ``NEGPLUGINS_MAX_RUN_BYTES``, lines at most 64 KB). A pair given twice keeps its last score.
 
     Raises
@@ -100,7 +100,7 @@ def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
     The order every measure scores (see :mod:`negplugins.measures.ranking`), so a run written in it
     has ranks that agree with its evaluation.
     """
-    from .measures.ranking import canonical_order
+    from ..measures.ranking import canonical_order
 
     return [(doc_id, scores[doc_id]) for doc_id in canonical_order(scores)]
 

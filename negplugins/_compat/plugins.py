@@ -29,7 +29,7 @@ def register_measures() -> None:
     measures = sys.modules.get("negplugins.measures")
     if measures is not None and getattr(measures.__spec__, "_initializing", False):
         return
-    from .measures import register
+    from ..measures import register
 
     register()
 

@@ -1,6 +1,6 @@
 """Checks on run outputs, made before any work: a run never replaces what the suite did not just write.
 
-A run file comes with its sidecar (:func:`negplugins.metadata.metadata_path`), so writing a run writes
+A run file comes with its sidecar (:func:`negplugins.io.sidecars.metadata_path`), so writing a run writes
 two files. :func:`check_run_output` refuses, with one line naming the file:
 
 - an output that is a folder, a device, a FIFO or a socket (a run needs a regular file: its checksum
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .files import OutputError, check_file_output, same_file
-from .metadata import file_sha256, metadata_path
+from .sidecars import file_sha256, metadata_path
 
 __all__ = ["check_run_output", "check_replaceable_file", "tracked_by_git"]
 

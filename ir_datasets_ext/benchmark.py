@@ -1,0 +1,174 @@
+"""The one declaration of each benchmark: its spec.
+
+A dataset family (``comlq``, ``excluir``, ...) declares one :class:`Benchmark` next to its ir_datasets
+wiring, as ir_datasets keeps ``NAME`` and ``QREL_DEFS`` beside each family, and registers it with
+:func:`register_benchmark`. Everything else reads the spec: the default measures and subsets of
+``negplugins evaluate``, the leaderboard pages and their index, the command line's help and the README's
+benchmark table. Adding a benchmark touches its dataset module, its docs YAML and its tests, nothing else.
+
+The citation is not repeated here: it is the ``bibtex`` of the family's docs YAML (what ir_datasets shows),
+read by :meth:`Benchmark.citation`.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+__all__ = ["Benchmark", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES"]
+
+#: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
+GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
+
+
+@dataclass(frozen=True)
+class Reported:
+    """One number a benchmark's paper reports, with where it stands in the paper.
+
+    Parameters
+    ----------
+    system : str
+        The system as the paper names it (``"BM25"``, ``"Contriever"``).
+    measure : str
+        The suite's measure name for what the paper reports (``"nDCG@10"``; BoolQuestions' MRR@10 is
+        ``"PosRR@10"``).
+    value : float
+        The value as a fraction (a paper's 50.5 % is 0.505).
+    dataset : str
+        The registered dataset id the number is on.
+    subset : str, optional
+        The subset (value of the benchmark's ``subset_field``) the number is for; None for the dataset.
+    source : str
+        Provenance in the paper: table (or figure) and row, e.g. ``"Table 3, row BM25"``.
+    note : str
+        Anything a reader must know to compare (a different protocol, a rounded value).
+    """
+
+    system: str
+    measure: str
+    value: float
+    dataset: str
+    subset: str | None = None
+    source: str = ""
+    note: str = ""
+
+
+#: ``(dataset_id, qrels or None) -> (measure names, notes)``: a benchmark's own choice of measures where
+#: it depends on the data (ComLQ adds LSNC@100 only where the qrels hold explicit negatives).
+MeasuresHook = Callable[[str, "Mapping | None"], "tuple[list[str], list[str]]"]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """Everything the suite knows about one benchmark, declared once.
+
+    Parameters
+    ----------
+    name : str
+        The family: the first component of its dataset ids (``"comlq"`` for ``comlq/2in``).
+    title : str
+        Display name (``"ComLQ"``).
+    summary : str
+        What it tests, in a few words (the leaderboard index and the README table).
+    paper : str
+        Short reference (``"Xu et al., AAAI 2026"``).
+    paper_url : str
+        Link to the paper.
+    datasets : tuple of str
+        The registered ids worth listing, whole benchmark first (the README table and docs).
+    measures : tuple of str
+        Default measures in the paper's order (ir_measures syntax); the first is the leaderboards' primary.
+    paper_names : mapping
+        The paper's name for a measure where it differs from the suite's (``{"RR@10": "MRR@10"}``).
+    subset_field : str, optional
+        The query field whose values split the benchmark into subsets (``"structure"``).
+    subsets : tuple of str
+        Those values in the paper's order (others follow, sorted).
+    negatives : str
+        What an explicit negative (relevance -1) means in this benchmark, or ``"none"``.
+    language : str
+        ISO 639-1 code of its queries and documents.
+    docs : str
+        The docs YAML, relative to this package, whose ``_`` entry holds the citation.
+    reported : tuple of Reported
+        The numbers its paper reports, for reference rows beside the leaderboards.
+    measures_hook : callable, optional
+        Replaces :attr:`measures` where the benchmark's choice depends on the dataset id or its qrels.
+    """
+
+    name: str
+    title: str
+    summary: str
+    paper: str
+    paper_url: str
+    datasets: tuple[str, ...]
+    measures: tuple[str, ...]
+    paper_names: Mapping[str, str] = field(default_factory=dict)
+    subset_field: str | None = None
+    subsets: tuple[str, ...] = ()
+    negatives: str = "none"
+    language: str = "en"
+    docs: str | None = None
+    reported: tuple[Reported, ...] = ()
+    measures_hook: MeasuresHook | None = field(default=None, repr=False, compare=False)
+
+    def owns(self, dataset_id: str) -> bool:
+        """Whether ``dataset_id`` belongs to this benchmark (``comlq`` owns ``comlq`` and ``comlq/2in``)."""
+        return dataset_id == self.name or dataset_id.startswith(self.name + "/")
+
+    def default_measures(self, dataset_id: str, qrels: Mapping | None = None) -> tuple[list[str], list[str]]:
+        """``(measure names, notes)`` for ``dataset_id``: :attr:`measures`, or what the hook chooses."""
+        if self.measures_hook is not None:
+            return self.measures_hook(dataset_id, qrels)
+        return list(self.measures), []
+
+    def ordered_subsets(self, names) -> list[str]:
+        """Subset names in the paper's order (:attr:`subsets`); others after them, sorted."""
+        rank = {name: i for i, name in enumerate(self.subsets)}
+        return sorted(set(names), key=lambda name: (rank.get(name, len(rank)), name))
+
+    def paper_name(self, measure: str) -> str:
+        """The paper's name for ``measure`` (the suite's name where the paper uses the same)."""
+        return self.paper_names.get(measure, measure)
+
+    def citation(self) -> str | None:
+        """The BibTeX entry of the benchmark's paper, from its docs YAML (None without one)."""
+        if self.docs is None:
+            return None
+        import yaml
+
+        data = yaml.safe_load(pkgutil.get_data("ir_datasets_ext", self.docs)) or {}
+        bibtex = (data.get("_") or {}).get("bibtex")
+        return bibtex.strip() if bibtex else None
+
+    def reported_for(self, dataset_id: str, subset: str | None = None) -> list[Reported]:
+        """The paper's numbers on ``dataset_id`` (for one subset, or the whole dataset when None)."""
+        return [r for r in self.reported if r.dataset == dataset_id and r.subset == subset]
+
+
+_BENCHMARKS: dict[str, Benchmark] = {}
+
+
+def register_benchmark(spec: Benchmark) -> Benchmark:
+    """Add a benchmark's spec to the registry (once per name); returns it, for ``BENCHMARK = register_...``."""
+    if spec.name in _BENCHMARKS and _BENCHMARKS[spec.name] is not spec:
+        raise ValueError(f"a benchmark named {spec.name!r} is already registered")
+    _BENCHMARKS[spec.name] = spec
+    return spec
+
+
+def unregister_benchmark(name: str) -> None:
+    """Remove a spec (for tests that register a toy benchmark)."""
+    _BENCHMARKS.pop(name, None)
+
+
+def benchmarks() -> list[Benchmark]:
+    """Every registered benchmark, in registration order (the suite's own five first, then the demo)."""
+    return list(_BENCHMARKS.values())
+
+
+def benchmark_of(dataset_id: str) -> Benchmark | None:
+    """The benchmark that owns ``dataset_id`` (the longest matching name), or None."""
+    owners = [spec for spec in _BENCHMARKS.values() if spec.owns(dataset_id)]
+    return max(owners, key=lambda spec: len(spec.name)) if owners else None

@@ -1,0 +1,11 @@
+"""Everything that adapts a third-party tool that has no plugin interface, kept together.
+
+* :mod:`~negplugins._compat.plugins`: what the import hook (``_negplugins_autoload``) and the
+  ``negplugins-*`` console scripts call;
+* :mod:`~negplugins._compat.jvm`: Java 21 for Pyserini's jnius, and the OpenAI key placeholder;
+* :mod:`~negplugins._compat.ir_measures`: the measures and the one ranking in ir_measures' registries and
+  pipeline;
+* :mod:`~negplugins._compat.pyterrier`: ``pt.Experiment`` averaging the negation measures correctly;
+* :mod:`~negplugins._compat.upstream`: the check that each upstream attribute patched is still there;
+* :mod:`~negplugins._compat.moved`: the module paths of earlier releases, kept importable.
+"""

@@ -1,0 +1,106 @@
+"""The records an evaluation returns: :class:`Evaluation` (one run) and :class:`Comparison` (several runs).
+
+Both turn into plain dicts and JSON (NaN as ``null``); the text formats are in
+:mod:`negplugins.evaluation.reports`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Evaluation", "Comparison", "clean_float"]
+
+
+def clean_float(value):
+    """A float for JSON: NaN and infinities become None."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class Evaluation:
+    """Scores of one run on one dataset.
+
+    ``overall`` and each ``subsets[name]`` map measure names to the mean (NaN when no query is
+    eligible); ``subsets[name]["queries"]`` is the number of judged queries in the subset.
+    ``per_query`` (when asked for) maps measure names to ``{query_id: value}``, with values only for
+    the eligible queries. ``counts`` gives, per measure, the number of queries averaged.
+    """
+
+    dataset: str
+    run: str
+    measures: list[str]
+    queries: int
+    overall: dict[str, float]
+    breakdown_field: str | None = None
+    subsets: dict[str, dict] = field(default_factory=dict)
+    per_query: dict[str, dict[str, float]] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    name: str | None = None
+    query_groups: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.name or Path(self.run).name
+
+    def to_dict(self, per_query: bool = True) -> dict:
+        record = {
+            "dataset": self.dataset, "run": self.run, "name": self.label, "measures": self.measures,
+            "queries": self.queries, "overall": {m: clean_float(v) for m, v in self.overall.items()},
+            "counts": dict(self.counts), "breakdown_field": self.breakdown_field,
+            "subsets": {name: {k: (v if k == "queries" else clean_float(v)) for k, v in values.items()}
+                        for name, values in self.subsets.items()},
+            "notes": list(self.notes),
+        }
+        if per_query and self.per_query is not None:
+            record["per_query"] = {m: {q: clean_float(v) for q, v in values.items()} for m, values in self.per_query.items()}
+        return record
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def to_table(self, digits: int = 4) -> str:
+        """A plain-text table: one row overall, then one row per subset."""
+        from .reports import evaluation_table
+
+        return evaluation_table(self, digits)
+
+
+@dataclass
+class Comparison:
+    """Several runs on one dataset, each tested against the baseline (see :mod:`negplugins.evaluation.significance`)."""
+
+    dataset: str
+    measures: list[str]
+    evaluations: list[Evaluation]
+    baseline: int
+    tests: list[dict | None]
+    notes: list[str] = field(default_factory=list)
+    permutations: int = 0
+
+    def to_dict(self, per_query: bool = True) -> dict:
+        return {
+            "dataset": self.dataset, "measures": self.measures, "baseline": self.evaluations[self.baseline].label,
+            "significance": {
+                "tests": "two-sided paired t-test (scipy.stats.ttest_rel) and paired randomization test "
+                         f"(sign flips, {self.permutations} permutations or exact, fixed seed)",
+                "correction": "Holm across the runs compared with the baseline, per measure and test",
+                "ci95": "t-based 95% confidence interval of the mean per-query difference (run - baseline)",
+                "queries": "those with a value for the measure in both runs",
+            },
+            "runs": [
+                {**ev.to_dict(per_query), "vs_baseline": None if test is None else
+                 {m: {k: ([clean_float(x) for x in v] if isinstance(v, list) else (v if k == "n" else clean_float(v)))
+                      for k, v in values.items()} for m, values in test.items()}}
+                for ev, test in zip(self.evaluations, self.tests)],
+            "notes": list(self.notes),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
