@@ -87,12 +87,13 @@ def query_groups(dataset) -> dict[str, str]:
     return {q.query_id: str(getattr(q, field)) for q in dataset.queries_iter()}
 
 
-def docs_root_id(dataset_id: str) -> str:
+def docs_root_id(dataset_id: str, dataset=None) -> str:
     """The shortest registered id whose documents are the same as ``dataset_id``'s.
 
-    Subsets such as ``comlq/2in`` share one corpus with ``comlq``, so they share one index.
+    Subsets such as ``comlq/2in`` share one corpus with ``comlq``, so they share one index. ``dataset``,
+    when given, is ``dataset_id`` already loaded (it is not resolved again).
     """
-    handler = load(dataset_id).docs_handler()
+    handler = (dataset if dataset is not None else load(dataset_id)).docs_handler()
     family = dataset_id.split("/")[0]
     candidates = [name for name in ir_datasets.registry if name == family or name.startswith(family + "/")]
     same = [name for name in candidates if ir_datasets.registry[name].has_docs()

@@ -265,7 +265,7 @@ class DocIdSet:
 def _cache_path(dataset_id: str, dataset) -> Path:
     import ir_datasets
 
-    namespace = dataset.docs_namespace() or datasets.docs_root_id(dataset_id)
+    namespace = dataset.docs_namespace() or datasets.docs_root_id(dataset_id, dataset)
     return Path(ir_datasets.util.home_path()) / "negplugins" / "docids" / f"{datasets.slug(namespace)}.npz"
 
 

@@ -80,6 +80,7 @@ def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str
     root_resolved = root.resolve()
     found: list[Contribution] = []
     problems: list[str] = []
+    resolved: dict[str, str | None] = {}  # dataset id -> None when registered, else the error
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
         rel_dir = here.relative_to(root).as_posix()
@@ -105,10 +106,14 @@ def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str
                 problems.append(f"{relative}: runs belong in a dataset folder, runs/<dataset id>/{filename}")
                 continue
             dataset_id = rel_dir
-            try:
-                datasets.load(dataset_id)
-            except UserError as error:
-                problems.append(f"{relative}: folder {rel_dir!r} is not a registered dataset id ({error})")
+            if dataset_id not in resolved:  # each folder's dataset id is resolved once
+                try:
+                    datasets.load(dataset_id)
+                    resolved[dataset_id] = None
+                except UserError as error:
+                    resolved[dataset_id] = str(error)
+            if resolved[dataset_id] is not None:
+                problems.append(f"{relative}: folder {rel_dir!r} is not a registered dataset id ({resolved[dataset_id]})")
                 continue
             sidecar = metadata_path(path)
             sidecars_used.add(sidecar.name)
