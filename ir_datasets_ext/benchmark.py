@@ -4,7 +4,9 @@ A dataset family (``comlq``, ``excluir``, ...) declares one :class:`Benchmark` n
 wiring, as ir_datasets keeps ``NAME`` and ``QREL_DEFS`` beside each family, and registers it with
 :func:`register_benchmark`. Everything else reads the spec: the default measures and subsets of
 ``negplugins evaluate``, the leaderboard pages and their index, the command line's help and the README's
-benchmark table. Adding a benchmark touches its dataset module, its docs YAML and its tests, nothing else.
+benchmark table and default measures (rendered by ``negplugins.benchmarks_doc``). Adding a benchmark touches its
+dataset module, its docs YAML and its tests, nothing else; the README's generated blocks are then refreshed with
+``python -m negplugins.benchmarks_doc --write README.md`` (a test fails until they are).
 
 The citation is not repeated here: it is the ``bibtex`` of the family's docs YAML (what ir_datasets shows),
 read by :meth:`Benchmark.citation`.
@@ -95,6 +97,9 @@ class Benchmark:
         The numbers its paper reports, for reference rows beside the leaderboards.
     measures_hook : callable, optional
         Replaces :attr:`measures` where the benchmark's choice depends on the dataset id or its qrels.
+    measures_note : str
+        What :attr:`measures_hook` adds to :attr:`measures`, in a few words for the help and the README
+        (measure names in backticks); empty without a hook.
     """
 
     name: str
@@ -112,6 +117,7 @@ class Benchmark:
     docs: str | None = None
     reported: tuple[Reported, ...] = ()
     measures_hook: MeasuresHook | None = field(default=None, repr=False, compare=False)
+    measures_note: str = ""
 
     def owns(self, dataset_id: str) -> bool:
         """Whether ``dataset_id`` belongs to this benchmark (``comlq`` owns ``comlq`` and ``comlq/2in``)."""

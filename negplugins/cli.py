@@ -99,6 +99,8 @@ def _cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .benchmarks_doc import evaluate_description  # reads the benchmark specs, registered with the datasets
+
     parser = _Parser(
         prog=_PROG, description="Negation, exclusion and Boolean-logic retrieval benchmarks for Pyserini, "
                                 "ir_datasets and ir_measures.")
@@ -141,13 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser(
         "evaluate", help="validate and score TREC runs on a dataset, overall, per subset and per query; "
                          "several runs are tested against a baseline",
-        description="Validate and score runs. Default measures follow each benchmark's paper (ExcluIR: R@1 RR@10 "
-                    "DeltaR@1 DeltaMRR@10 RightRank@10; NevIR: PairedAcc; BoolQuestions: RR@10 NegRecall@10; "
-                    "ComLQ: nDCG@10 RR@10 R@100 [+ LSNC@100 with explicit negatives]; DuReader-retrieval: RR@10 "
-                    "Success@1 Success@50). With several runs: paired t-test and randomization test against the "
-                    "baseline, "
-                    "Holm-corrected across runs, t-based 95% confidence intervals.")
-    p.add_argument("dataset")
+        description=evaluate_description())  # each benchmark's default measures, from its spec
+    p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
     p.add_argument("run", nargs="+", help="TREC run file(s) (6 columns; .gz accepted)")
     p.add_argument("--measures", "-m", nargs="+", help="ir_measures names (default: the dataset's paper measures)")
     p.add_argument("--baseline", "-b", help="run (path or file name) the others are tested against "

@@ -76,6 +76,8 @@ SPEC = register_benchmark(Benchmark(
     negatives="a passage that violates the query's negation (none in the release)",
     docs=f"docs/{NAME}.yaml",
     measures_hook=default_measures,
+    measures_note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
+                  "mixes in queries without negation, such as `comlq`)",
 ))
 
 

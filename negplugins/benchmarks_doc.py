@@ -1,0 +1,174 @@
+"""Text about the benchmarks, rendered from their specs: the ``evaluate`` help and the README's generated blocks.
+
+Nothing here states a fact of its own: titles, papers, dataset ids, default measures and their names in the
+papers, subsets and explicit negatives all come from each benchmark's spec
+(:class:`ir_datasets_ext.benchmark.Benchmark`, declared in its dataset module), in registration order.
+Adding a benchmark changes this text with no edit here.
+
+The README holds the rendered blocks between HTML comment markers (``<!-- benchmarks: ... -->`` ...
+``<!-- /benchmarks -->``); a test fails when they differ from a fresh rendering, and
+``python -m negplugins.benchmarks_doc --write README.md`` rewrites them (nothing outside the markers changes).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+
+from ir_datasets_ext.benchmark import GENERIC_MEASURES, Benchmark, benchmarks
+
+__all__ = ["venue", "measures_text", "evaluate_description", "readme_benchmark_table", "readme_default_measures",
+           "README_BLOCKS", "readme_block", "update_readme", "stale_readme_blocks"]
+
+_SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.benchmarks_doc"
+
+
+def venue(spec: Benchmark) -> str:
+    """Venue and year of the paper, from its short reference (``"Xu et al., AAAI 2026"`` -> ``"AAAI 2026"``).
+
+    Empty when the reference names no venue after its authors (the embedded demo's ``"negplugins"``).
+    """
+    _, comma, rest = spec.paper.partition(", ")
+    return rest.strip() if comma else ""
+
+
+def measures_text(spec: Benchmark, code: bool = False) -> str:
+    """The default measures in the paper's order, each with the paper's name in parentheses where it differs.
+
+    ``code`` puts the suite's names in Markdown backticks; the hook's note (:attr:`Benchmark.measures_note`,
+    or a generic one for a hook without a note) follows, its backticks kept only with ``code``.
+    """
+    quote = "`" if code else ""
+    parts = []
+    for measure in spec.measures:
+        paper = spec.paper_name(measure)
+        parts.append(f"{quote}{measure}{quote}" + (f" ({paper})" if paper != measure else ""))
+    text = ", ".join(parts)
+    if spec.measures_hook is not None:
+        note = spec.measures_note or "and others where its data calls for them"
+        text += ", " + (note if code else note.replace("`", ""))
+    return text
+
+
+def _generic(code: bool = False) -> str:
+    quote = "`" if code else ""
+    return ", ".join(f"{quote}{m}{quote}" for m in GENERIC_MEASURES)
+
+
+def evaluate_description() -> str:
+    """The description of ``negplugins evaluate --help``: each benchmark's default measures."""
+    defaults = "; ".join(f"{spec.title}: {measures_text(spec)}" for spec in benchmarks())
+    return (f"Validate and score runs, overall and per subset. Default measures follow each benchmark's paper "
+            f"(the paper's name in parentheses where it differs): {defaults}; any other dataset: {_generic()}. "
+            "With several runs: paired t-test and randomization test against the baseline, Holm-corrected across "
+            "runs, t-based 95% confidence intervals.")
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def readme_benchmark_table() -> str:
+    """The README's table of benchmarks: dataset ids, benchmark (linked, with venue), what it tests, negatives."""
+    lines = ["| dataset id | benchmark | what it tests | explicit negatives (-1) |", "|---|---|---|---|"]
+    for spec in benchmarks():
+        ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.datasets)
+        title = f"[{_cell(spec.title)}]({spec.paper_url})" if spec.paper_url else _cell(spec.title)
+        where = venue(spec)
+        lines.append(f"| {ids} | {title}{f' ({_cell(where)})' if where else ''} | {_cell(spec.summary)} | "
+                     f"{_cell(spec.negatives)} |")
+    return "\n".join(lines)
+
+
+def readme_default_measures() -> str:
+    """The README's list of default measures per benchmark, with the query field and order of its subsets."""
+    intro = ("Each dataset is scored with its paper's measures by default (the suite's names; the paper's name in "
+             "parentheses where it differs), overall and per subset:")
+    lines = [intro, ""]
+    for spec in benchmarks():
+        line = f"- {spec.title}: {measures_text(spec, code=True)}"
+        if spec.subset_field:
+            line += f"; subsets by `{spec.subset_field}`" + (f": {', '.join(spec.subsets)}" if spec.subsets else "")
+        lines.append(line)
+    lines.append(f"- any other ir_datasets dataset: {_generic(code=True)}")
+    return "\n".join(lines)
+
+
+#: The README's generated blocks: marker name -> renderer.
+README_BLOCKS: dict[str, Callable[[], str]] = {
+    "benchmarks": readme_benchmark_table,
+    "default-measures": readme_default_measures,
+}
+
+
+def readme_block(name: str) -> str:
+    """Block ``name`` as the README holds it: start marker, rendering, end marker."""
+    return f"<!-- {name}: {_SOURCE} -->\n{README_BLOCKS[name]()}\n<!-- /{name} -->"
+
+
+def _pattern(name: str) -> re.Pattern:
+    return re.compile(rf"^<!-- {re.escape(name)}:.*?-->\n.*?^<!-- /{re.escape(name)} -->$", re.DOTALL | re.MULTILINE)
+
+
+def _find(text: str, name: str) -> re.Match:
+    matches = list(_pattern(name).finditer(text))
+    if len(matches) != 1:
+        raise ValueError(f"expected one block '<!-- {name}: ... -->' ... '<!-- /{name} -->', found {len(matches)}")
+    return matches[0]
+
+
+def stale_readme_blocks(text: str) -> dict[str, str]:
+    """``{name: expected block}`` for each generated block of README ``text`` that differs from its rendering.
+
+    Raises
+    ------
+    ValueError
+        A block's markers are missing or repeated.
+    """
+    stale = {}
+    for name in README_BLOCKS:
+        expected = readme_block(name)
+        if _find(text, name).group(0) != expected:
+            stale[name] = expected
+    return stale
+
+
+def update_readme(text: str) -> str:
+    """README ``text`` with every generated block rendered afresh; the rest unchanged."""
+    for name in README_BLOCKS:
+        match = _find(text, name)
+        text = text[:match.start()] + readme_block(name) + text[match.end():]
+    return text
+
+
+def main(argv=None) -> int:
+    """Print the README's generated blocks, or with ``--write README`` rewrite them in that file."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m negplugins.benchmarks_doc", description=main.__doc__)
+    parser.add_argument("--write", metavar="README", help="rewrite the generated blocks of this file")
+    args = parser.parse_args(argv)
+    if args.write is None:
+        print("\n\n".join(readme_block(name) for name in README_BLOCKS))
+        return 0
+    from .io.files import atomic_writer
+
+    try:
+        with open(args.write, encoding="utf-8", newline="") as f:
+            text = f.read()
+        fresh = update_readme(text)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        print(f"{parser.prog}: error: {args.write}: {error}", file=sys.stderr)
+        return 2
+    if fresh == text:
+        print(f"{args.write} is up to date")
+        return 0
+    with atomic_writer(args.write) as f:
+        f.write(fresh)
+    print(f"rewrote the generated blocks of {args.write}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
