@@ -22,6 +22,7 @@ from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
+from .boolquestions_reported import REPORTED
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
 
 NAME = "boolquestions"
@@ -61,6 +62,7 @@ SPEC = register_benchmark(Benchmark(
     subsets=QUESTION_TYPES,
     negatives="the question's negative passages",
     docs=f"docs/{NAME}.yaml",
+    reported=REPORTED,
 ))
 
 

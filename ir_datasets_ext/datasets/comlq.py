@@ -17,6 +17,7 @@ from ir_datasets.util import ZipExtract
 
 from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
+from .comlq_reported import REPORTED
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "comlq"
@@ -78,6 +79,7 @@ SPEC = register_benchmark(Benchmark(
     measures_hook=default_measures,
     measures_note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
                   "mixes in queries without negation, such as `comlq`)",
+    reported=REPORTED,
 ))
 
 

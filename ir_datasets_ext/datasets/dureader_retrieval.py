@@ -27,6 +27,7 @@ from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
+from .dureader_retrieval_reported import REPORTED
 from ..util import (Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register,
                     require_fields)
 
@@ -47,6 +48,7 @@ SPEC = register_benchmark(Benchmark(
     paper_names={"RR@10": "MRR@10", "Success@1": "Recall@1", "Success@50": "Recall@50"},
     language="zh",
     docs="docs/dureader_retrieval.yaml",
+    reported=REPORTED,
 ))
 
 

@@ -15,6 +15,7 @@ from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 from ..download import VerifiedDownload
 from ..gdrive import GoogleDriveSource
 from ..benchmark import Benchmark, register_benchmark
+from .excluir_reported import REPORTED
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
 
 NAME = "excluir"
@@ -35,6 +36,7 @@ SPEC = register_benchmark(Benchmark(
     paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10", "RightRank@10": "Right Rank@10"},
     negatives="the document the query excludes",
     docs=f"docs/{NAME}.yaml",
+    reported=REPORTED,
 ))
 
 

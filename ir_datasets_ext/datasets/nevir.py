@@ -20,6 +20,7 @@ from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericS
 
 from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
+from .nevir_reported import REPORTED
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "nevir"
@@ -45,6 +46,7 @@ SPEC = register_benchmark(Benchmark(
     paper_names={"PairedAcc": "paired accuracy"},
     negatives="the pair's other document",
     docs=f"docs/{NAME}.yaml",
+    reported=REPORTED,
 ))
 
 
