@@ -1,6 +1,10 @@
-"""``negplugins search dense`` and ``negplugins search rerank``: thin layers over the Python API.
+"""``negplugins search dense``, ``rerank``, ``bm25s``, ``beir-dense``, ``beir-rerank``: thin layers over the Python API.
 
 ::
+
+    negplugins search bm25s DATASET --output RUN [--preset comlq-authors] [--k1 K1] [--b B]
+                            [--method {robertson,lucene,atire,bm25l,bm25+}] [--stemmer LANG|none]
+                            [--stopwords LIST|none] [--hits N] [--run-tag TAG]
 
     negplugins search dense DATASET --output RUN [--encoder MODEL] [--batch-size N] [--hits N]
                             [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from ..options import FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_SHARDS, bounded_int
+from ..options import FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_SHARDS, bounded_int, finite_float
 
 __all__ = ["add_commands"]
 
@@ -47,6 +51,21 @@ def _cmd_rerank(args) -> int:
     return 0
 
 
+def _cmd_bm25s(args) -> int:
+    from .bm25s import bm25s_search
+
+    info = bm25s_search(args.dataset, args.output, k1=args.k1, b=args.b, method=args.method, stemmer=args.stemmer,
+                        stopwords=args.stopwords, hits=args.hits, preset=args.preset, run_tag=args.run_tag,
+                        force=args.force)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (bm25s {info['method']} "
+          f"k1={info['k1']:g} b={info['b']:g}, stemmer {info['stemmer']}, stop words {info['stopwords']}, "
+          f"{info['documents']} documents)")
+    if info["empty_queries"]:
+        print(f"negplugins: note: {info['empty_queries']} queries have no term in the corpus and no line in the run",
+              file=sys.stderr)
+    return 0
+
+
 def _cmd_search_beir_dense(args) -> int:
     from .beir import beir_dense_search
 
@@ -68,11 +87,14 @@ def _cmd_search_beir_rerank(args) -> int:
 
 
 def add_commands(commands, runners) -> None:
-    """Add ``dense`` and ``rerank`` to the ``negplugins search`` subparsers (``commands`` is unused)."""
+    """Add ``dense``, ``rerank``, ``bm25s``, ``beir-dense`` and ``beir-rerank`` to ``negplugins search`` (``commands``
+    is unused)."""
     # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
     DENSE_DEFAULTS = {"hits": 1000, "batch_size": 64, "shard_num": 1}
     RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
     RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
+    BM25S_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
+    BM25S_PRESETS = ("comlq-authors",)
 
     p = runners.add_parser("dense", help="dense retrieval: encode documents into a faiss index (Pyserini layout) "
                                          "and search it")
@@ -117,6 +139,24 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_rerank)
+
+    p = runners.add_parser("bm25s", help="BM25 with the bm25s package (no Java); --preset comlq-authors is the ComLQ "
+                                         "authors' configuration")
+    p.add_argument("dataset")
+    p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
+    p.add_argument("--preset", choices=BM25S_PRESETS,
+                   help="named configuration; the options below override it (comlq-authors: lucene, k1 1.5, b 0.75, "
+                        "stemmer english, stop words en, hits 100, as the authors' llama-index BM25Retriever)")
+    p.add_argument("--k1", type=finite_float(0), help="BM25 k1, a finite number >= 0 (default: 1.5, as bm25s)")
+    p.add_argument("--b", type=finite_float(0, 1), help="BM25 b, from 0 to 1 (default: 0.75, as bm25s)")
+    p.add_argument("--method", choices=BM25S_METHODS, help="bm25s scoring variant (default: lucene, as bm25s)")
+    p.add_argument("--stemmer", help="PyStemmer language (english, porter, german, ...) or none (default: none)")
+    p.add_argument("--stopwords", help="bm25s stop-word list (en, english_plus, de, fr, ...) or none (default: en)")
+    p.add_argument("--hits", type=bounded_int(1, MAX_HITS),
+                   help=f"documents per query, 1 to {MAX_HITS} (default: 1000; comlq-authors: 100)")
+    p.add_argument("--run-tag", help="last column of the run (default: bm25s-<preset>, or bm25s)")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_bm25s)
 
     p = runners.add_parser("beir-dense", help="BEIR DenseRetrievalExactSearch with a sentence-transformers model")
     p.add_argument("dataset")

@@ -1,0 +1,266 @@
+"""BM25 over a registered dataset with the ``bm25s`` package (pure Python and NumPy, no Java).
+
+Why a second BM25: the ComLQ authors' evaluation code (``evaluate_bm25.py`` in their repository's
+``code.zip``) retrieves with llama-index's ``BM25Retriever.from_defaults(nodes, similarity_top_k=100,
+stemmer=Stemmer.Stemmer("english"), language="en")``, which is ``bm25s`` underneath. The preset
+``comlq-authors`` (:data:`PRESETS`) is that configuration, checked against the sources of
+llama-index-retrievers-bm25 (``BM25Retriever.__init__`` and ``_retrieve``) and bm25s 0.3.16:
+
+* corpus: ``bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer("english"))``, then
+  ``bm25s.BM25()``, i.e. bm25s's defaults ``method="lucene"``, ``k1=1.5``, ``b=0.75``;
+* queries: ``bm25s.tokenize(query, stemmer=Stemmer("english"))``, whose default ``stopwords`` is
+  ``"english"`` too, so stop words are removed from queries and passages alike;
+* tokenization (both): lower-cased, words of two or more word characters (``(?u)\\b\\w\\w+\\b``),
+  stop words dropped before stemming (bm25s's English list is Lucene's 33 words, ``not``, ``no`` and ``but``
+  among them), PyStemmer's English Snowball stemmer;
+* ``retrieve(k=100)``: the top 100 documents.
+
+Over the ComLQ release the preset's run and those calls re-enacted (scored with pytrec_eval as the
+authors' ``evaluate.py``) give the same nDCG@10, 0.690653; the paper reports 0.505 (README, "ComLQ:
+the authors' BM25"). Without a preset the defaults are bm25s's own (:data:`BM25S_DEFAULTS`).
+
+Scoring (bm25s's methods, Kamphuis et al., ECIR 2020): with ``method="lucene"`` a query term that
+occurs ``tf`` times in a document of ``dl`` tokens (after stop words) adds
+``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``,
+as Lucene 8 and later (the classic factor ``k1 + 1`` in the numerator is left out; it does not change
+the ranking). A term repeated in the query counts once per occurrence; query terms absent from the
+corpus are ignored. Scores are computed in double precision (bm25s's ``dtype="float64"``; its default
+float32 carries noise in the sixth decimal that the run would print).
+
+Which documents and in what order: every document that contains at least one query term (after
+analysis), as a Lucene bag-of-words query; documents that contain none are not listed, even when fewer
+than ``hits`` match (llama-index pads its top 100 with them, in an order left to NumPy's partition). A
+query none of whose terms occurs in the corpus gets no line. Documents are ordered as they will be
+scored: by the score as written in the run (six decimals), equal scores by doc id descending (the
+suite's one ranking, :mod:`negplugins.measures.ranking`), and cut at ``hits``. bm25s's own order of
+equal scores never reaches the run, so a run is byte-identical for the same dataset, parameters and
+package versions. Queries are written in Pyserini's topic order
+(:func:`~negplugins.runners.bm25.pyserini_topic_order`).
+
+Documents are read as the Lucene runner reads them (:func:`negplugins.datasets.iter_docs_for_indexing`),
+and indexed in memory each time (ComLQ's 11,251 passages take a few seconds).
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata as _importlib_metadata
+
+from .. import datasets
+from ..errors import UserError
+from ..io.outputs import check_run_output
+from ..io.sidecars import write_metadata
+from ..io.trec import write_run
+from ..options import MAX_HITS, check_float, check_int
+from .bm25 import pyserini_topic_order
+from .lucene_index import dataset_language
+
+__all__ = ["BM25S_METHODS", "BM25S_DEFAULTS", "PRESETS", "STOPWORDS", "TOKEN_PATTERN", "bm25s_settings",
+           "bm25s_corpus", "bm25s_search"]
+
+#: bm25s's scoring methods (``bm25s.BM25(method=...)``).
+BM25S_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
+
+#: Stop-word lists of bm25s 0.3 (``bm25s.tokenize(stopwords=...)``), by name and two-letter code; ``none`` for none.
+STOPWORDS = ("en", "english", "en_plus", "english_plus", "de", "german", "nl", "dutch", "fr", "french", "es",
+             "spanish", "pt", "portuguese", "it", "italian", "ru", "russian", "sv", "swedish", "no", "norwegian",
+             "zh", "chinese", "tr", "turkish", "ko", "korean", "da", "danish")
+
+#: bm25s's (and scikit-learn's) token pattern: words of two or more word characters.
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+
+#: Without a preset: bm25s's own defaults (``BM25()`` and ``tokenize()``: lucene, k1 1.5, b 0.75, English stop
+#: words, no stemmer) and the suite's usual 1000 hits.
+BM25S_DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stemmer": "none", "stopwords": "en", "hits": 1000}
+
+#: Named configurations; explicit options override them.
+PRESETS = {
+    "comlq-authors": {"k1": 1.5, "b": 0.75, "method": "lucene", "stemmer": "english", "stopwords": "en",
+                      "hits": 100},
+}
+
+
+def bm25s_settings(*, preset: str | None = None, k1=None, b=None, method: str | None = None,
+                   stemmer: str | None = None, stopwords: str | None = None, hits=None) -> dict:
+    """Resolve and check the parameters: explicit values, else the preset's, else :data:`BM25S_DEFAULTS`.
+
+    Returns
+    -------
+    dict
+        ``preset``, ``k1``, ``b``, ``method``, ``stemmer``, ``stopwords``, ``hits``.
+
+    Raises
+    ------
+    UserError
+        One line naming the option, the value and what is accepted: an unknown preset, method,
+        stemmer language or stop-word list, ``k1`` not a finite number >= 0, ``b`` outside 0..1, ``hits``
+        outside 1..MAX_HITS.
+    """
+    if preset is not None and preset not in PRESETS:
+        raise UserError(f"--preset: unknown preset {preset!r}; expected one of: {', '.join(PRESETS)}")
+    base = {**BM25S_DEFAULTS, **(PRESETS[preset] if preset else {})}
+    given = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords, "hits": hits}
+    values = {name: base[name] if value is None else value for name, value in given.items()}
+    values["k1"] = check_float(values["k1"], "--k1", 0)
+    values["b"] = check_float(values["b"], "--b", 0, 1)
+    values["hits"] = check_int(values["hits"], "--hits", 1, MAX_HITS)
+    if values["method"] not in BM25S_METHODS:
+        raise UserError(f"--method: unknown bm25s method {values['method']!r}; expected one of: "
+                        f"{', '.join(BM25S_METHODS)}")
+    values["stemmer"] = _check_stemmer(values["stemmer"])
+    values["stopwords"] = _check_stopwords(values["stopwords"])
+    return {"preset": preset, **values}
+
+
+def _check_stemmer(name) -> str:
+    import Stemmer
+
+    algorithms = Stemmer.algorithms()
+    if not isinstance(name, str) or (name != "none" and name not in algorithms):
+        raise UserError(f"--stemmer: unknown stemmer language {name!r}; expected none or one of PyStemmer's: "
+                        f"{', '.join(algorithms)}")
+    return name
+
+
+def _check_stopwords(name) -> str:
+    if not isinstance(name, str) or (name != "none" and name not in STOPWORDS):
+        raise UserError(f"--stopwords: unknown stop-word list {name!r}; expected none or one of bm25s's: "
+                        f"{', '.join(STOPWORDS)}")
+    return name
+
+
+def _tokenize(texts: list[str], settings: dict, *, return_ids: bool):
+    """``bm25s.tokenize`` with the run's stop words and stemmer."""
+    import bm25s
+    import Stemmer
+
+    stemmer = None if settings["stemmer"] == "none" else Stemmer.Stemmer(settings["stemmer"])
+    stopwords = None if settings["stopwords"] == "none" else settings["stopwords"]
+    return bm25s.tokenize(texts, lower=True, token_pattern=TOKEN_PATTERN, stopwords=stopwords, stemmer=stemmer,
+                          return_ids=return_ids, show_progress=False)
+
+
+def bm25s_corpus(dataset) -> tuple[list[str], list[str]]:
+    """The documents' ids and texts, as the Lucene runner indexes them.
+
+    Both read :func:`negplugins.datasets.iter_docs_for_indexing` (title and text joined by a newline where both exist).
+    """
+    ids, texts = [], []
+    for doc_id, text in datasets.iter_docs_for_indexing(dataset):
+        ids.append(doc_id)
+        texts.append(text)
+    return ids, texts
+
+
+def _ranked_hits(model, tokens: list[str], doc_ids: list[str], hits: int) -> list[tuple[str, float]]:
+    """``(doc_id, score)`` of the documents containing a query term, in the one ranking of the written scores."""
+    import numpy as np
+
+    token_ids = model.get_tokens_ids(tokens)
+    if not token_ids:
+        return []
+    scores = model.get_scores_from_ids(token_ids)
+    index = model.scores
+    matched = np.unique(np.concatenate([index["indices"][index["indptr"][t]:index["indptr"][t + 1]]
+                                        for t in token_ids]))
+    if matched.size == 0:
+        return []
+    if matched.size > hits:
+        # A written score (six decimals) is within 5e-7 of the computed one: a document more than 1e-6 below
+        # the hits-th computed score cannot reach the top hits once written.
+        threshold = np.partition(scores[matched], matched.size - hits)[matched.size - hits] - 1e-6
+        matched = matched[scores[matched] >= threshold]
+    written = [(float(f"{scores[i]:.6f}"), doc_ids[i]) for i in matched.tolist()]
+    written.sort(reverse=True)  # score descending, equal scores by doc id descending
+    return [(doc_id, score) for score, doc_id in written[:hits]]
+
+
+def _version(package: str) -> str | None:
+    try:
+        return _importlib_metadata.version(package)
+    except _importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
+                 method: str | None = None, stemmer: str | None = None, stopwords: str | None = None,
+                 hits: int | None = None, preset: str | None = None, run_tag: str | None = None,
+                 command: str | None = None, force: bool = False) -> dict:
+    """Rank the documents of ``dataset_id`` for each of its queries with bm25s and write a TREC run.
+
+    The run's metadata sidecar (:mod:`negplugins.io.sidecars`, runner ``bm25s``) is written beside it.
+    A parameter left ``None`` takes the preset's value, else :data:`BM25S_DEFAULTS`'.
+
+    Parameters
+    ----------
+    dataset_id : str
+        A registered dataset id.
+    output : path
+        The run file to write (atomically; ``.gz`` is compressed).
+    k1, b : float
+        BM25 parameters (k1 >= 0, b in 0..1).
+    method : str
+        bm25s's scoring variant, one of :data:`BM25S_METHODS`.
+    stemmer : str
+        A PyStemmer algorithm (``english``, ``porter``, ...) or ``none``.
+    stopwords : str
+        A bm25s stop-word list (:data:`STOPWORDS`) or ``none``.
+    hits : int
+        Documents per query, at most.
+    preset : str, optional
+        A named configuration of :data:`PRESETS` (``comlq-authors``).
+    run_tag : str, optional
+        Last column of the run (default: ``bm25s-<preset>``, or ``bm25s``).
+    command : str, optional
+        Recorded in the metadata; defaults to this process's command line.
+    force : bool
+        Replace an existing run that is committed or was not written by the suite
+        (see :func:`negplugins.io.outputs.check_run_output`).
+
+    Returns
+    -------
+    dict
+        What was run: dataset, language, the resolved parameters, documents, queries, queries without any
+        term in the corpus (``empty_queries``), lines written and the run tag.
+
+    Raises
+    ------
+    UserError
+        A bad parameter (:func:`bm25s_settings`), an unknown dataset, an output the suite may not replace.
+    """
+    settings = bm25s_settings(preset=preset, k1=k1, b=b, method=method, stemmer=stemmer, stopwords=stopwords,
+                              hits=hits)
+    tag = run_tag if run_tag is not None else (f"bm25s-{preset}" if preset else "bm25s")
+    check_run_output(output, force=force)
+    dataset = datasets.load(dataset_id)
+    doc_ids, texts = bm25s_corpus(dataset)
+    if not doc_ids:
+        raise UserError(f"{dataset_id}: the dataset has no documents to index")
+    language = dataset_language(dataset)
+    queries = datasets.query_texts(dataset)
+    order = pyserini_topic_order(queries)
+
+    import bm25s
+
+    model = bm25s.BM25(k1=settings["k1"], b=settings["b"], method=settings["method"], dtype="float64")
+    model.index(_tokenize(texts, settings, return_ids=True), show_progress=False)
+    query_tokens = _tokenize([queries[q] for q in order], settings, return_ids=False) if order else []
+    empty = 0
+
+    def results():
+        nonlocal empty
+        for query_id, tokens in zip(order, query_tokens):
+            ranked = _ranked_hits(model, tokens, doc_ids, settings["hits"])
+            empty += not ranked
+            yield query_id, ranked
+
+    lines = write_run(output, results(), tag)
+    parameters = {**settings, "token_pattern": TOKEN_PATTERN, "lowercase": True, "dtype": "float64",
+                  "documents": len(doc_ids), "bm25s": _version("bm25s"), "PyStemmer": _version("PyStemmer")}
+    system = (f"BM25 (bm25s {settings['method']}) k1={settings['k1']:g} b={settings['b']:g}, "
+              f"stemmer {settings['stemmer']}, stop words {settings['stopwords']}"
+              + (f", preset {preset}" if preset else ""))
+    write_metadata(output, dataset=dataset_id, runner="bm25s", system=system, tag=tag, parameters=parameters,
+                   language=language, command=command)
+    return {"dataset": dataset_id, "language": language, **settings, "documents": len(doc_ids),
+            "queries": len(order), "empty_queries": empty, "lines": lines, "run_tag": tag}
