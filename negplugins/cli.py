@@ -1,7 +1,13 @@
 """The ``negplugins`` command line: a thin layer over the Python API.
 
-Subcommands: ``topics``, ``index``, ``search bm25``, ``evaluate`` and ``demo``. Options follow
-Pyserini's names where they overlap (``--hits``, ``--k1``, ``--b``, ``--threads``).
+Subcommands: ``topics``, ``index``, ``search bm25``, ``evaluate``, ``validate`` and ``demo``; the modules of
+:data:`COMMAND_MODULES` add the others. Options follow Pyserini's names where they overlap (``--hits``,
+``--k1``, ``--b``, ``--threads``), and one thing has one name in every command: ``--model`` for a model
+(``search dense`` also takes its old ``--encoder``), ``--hits`` for documents per query (default
+:data:`~negplugins.options.DEFAULT_HITS`, 1000, in every search runner), ``--run-tag`` for the run's last
+column (``leaderboard sidecar`` also takes its old ``--tag``), ``--no-check-docs`` to skip the document id
+check (``validate`` also takes its old ``--no-documents``). Old spellings are accepted, hidden from
+``--help``.
 
 Errors: a value out of range (:mod:`negplugins.options`), a usage mistake or any error a user can fix
 (:class:`~negplugins.errors.UserError`, a failed download, a malformed data file) is printed as one
@@ -19,7 +25,8 @@ import signal
 import sys
 
 from .errors import UserError
-from .options import FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_PERMUTATIONS, MAX_THREADS, bounded_int, finite_float
+from .options import (DEFAULT_HITS, FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_PERMUTATIONS, MAX_THREADS, bounded_int,
+                      finite_float)
 
 __all__ = ["main", "build_parser"]
 
@@ -91,6 +98,27 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
+def _cmd_validate(args) -> int:
+    import time
+
+    from .evaluation.validation import report_json, validate_run
+
+    status = 0
+    for run in args.run:
+        start = time.perf_counter()
+        report = validate_run(args.dataset, run, check_documents=not args.no_check_docs)
+        elapsed = time.perf_counter() - start
+        if args.json:
+            print(report_json(report))
+        else:
+            print(report.to_text())
+            if args.verbose:
+                print(f"  validated in {elapsed:.2f} s (document ids: {report.seconds_doc_check:.2f} s)")
+        if not report.valid:
+            status = 1
+    return status
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -130,8 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k1", type=finite_float(0), default=0.9,
                    help="BM25 k1, a finite number >= 0 (default: 0.9, as Pyserini)")
     p.add_argument("--b", type=finite_float(0, 1), default=0.4, help="BM25 b, from 0 to 1 (default: 0.4, as Pyserini)")
-    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=1000,
-                   help=f"documents per query, 1 to {MAX_HITS} (default: 1000, as Pyserini)")
+    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=DEFAULT_HITS,
+                   help=f"documents per query, 1 to {MAX_HITS} (default: {DEFAULT_HITS}, as Pyserini)")
     p.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=1,
                    help=f"search threads, 1 to {MAX_THREADS} (default: 1)")
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=64,
@@ -159,6 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"permutations of the randomization test, 1 to {MAX_PERMUTATIONS} (default: 10000; "
                         "exact below 2^n)")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = commands.add_parser("validate", help="check a TREC run against a dataset (format, ids, rank order)",
+                            description="Validate runs: six columns, numeric scores, no duplicate (query, document), "
+                                        "ranks consistent with scores, known query and document ids; lists "
+                                        "problems with line numbers. Exit status 0 valid, 1 invalid, 2 usage error.")
+    p.add_argument("dataset")
+    p.add_argument("run", nargs="+", help="TREC run file(s) (.gz accepted)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-check-docs", action="store_true", help="skip the document id check")
+    p.add_argument("--no-documents", dest="no_check_docs", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=_cmd_validate)
 
     p = commands.add_parser("demo", help="index the embedded demo dataset, run BM25 and evaluate it (offline)")
     p.add_argument("--workdir", help="keep the index and run in WORKDIR/negplugins-demo, a folder the demo owns and "

@@ -1,4 +1,30 @@
-"""Resolve dataset ids and read what the runners and evaluation need from a registered dataset."""
+"""Resolve dataset ids and read what the runners and evaluation need from a registered dataset.
+
+Document text: one policy for every runner
+------------------------------------------
+What a runner indexes, encodes or scores for a document is decided here and nowhere else:
+
+:func:`document_fields`
+    ``(title, text)``: the document's ``title`` field (``""`` when it has none) and its ``text`` field
+    (its ``default_text()`` when it has no string ``text``). BEIR keeps the two apart, so these are
+    what :func:`negplugins.beir.export.export_beir` writes to ``corpus.jsonl`` and what the BEIR runners
+    (``search beir-dense``, ``search beir-rerank``) hand to BEIR, which encodes
+    ``(title + " " + text).strip()``.
+:func:`document_text`
+    One string: the document's ``default_text()`` (its ``text`` when it has none), with the title and a
+    newline put in front when there is a title the text does not already start with. Whitespace is
+    kept as the dataset gives it; with ``normalise=True`` every run of whitespace (tabs and newlines
+    included) becomes one space (:func:`normalise_text`). :func:`iter_docs_for_indexing` yields it
+    as is to the Lucene index (``index``, ``search bm25``) and the dense encoder (``search dense``);
+    ``search rerank`` scores it normalised, as it scores the normalised query text.
+
+For the suite's datasets every runner sees the same words: only BoolQuestions NQ has titles, and its
+``default_text()`` is already ``"<title> <text>"``, which is also what BEIR joins. The variants differ in
+whitespace alone (kept, collapsed, stripped), which the Lucene analyzers and the models' tokenizers
+split on and discard. They are kept as they are so that the committed runs (``runs/``) and the Lucene
+index, which must stay byte-identical to one built by stock Pyserini from the same ``docs.jsonl``, do
+not change.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +40,8 @@ from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks
 from .errors import UnknownDatasetError
 
 __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
-           "ordered_subsets", "query_groups", "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset"]
+           "ordered_subsets", "query_groups", "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset",
+           "normalise_text", "document_fields", "document_text", "iter_docs_for_indexing"]
 
 def load(dataset_id: str):
     """Return the registered dataset ``dataset_id``.
@@ -106,14 +133,45 @@ def slug(dataset_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset_id).strip("-")
 
 
+def document_fields(doc) -> tuple[str, str]:
+    """``(title, text)`` of a document as BEIR holds it (see the module documentation).
+
+    ``title`` is the ``title`` field, ``""`` when the document has none; ``text`` is the ``text`` field
+    when it is a string, else ``default_text()``. Neither is re-normalised.
+    """
+    title = getattr(doc, "title", "") or ""
+    text = doc.text if isinstance(getattr(doc, "text", None), str) else doc.default_text()
+    return title, text
+
+
+def document_text(doc, normalise: bool = False) -> str:
+    """The text a runner indexes, encodes or scores for a document (see the module documentation).
+
+    Parameters
+    ----------
+    doc : namedtuple
+        A document of an ir_datasets dataset.
+    normalise : bool
+        Collapse every run of whitespace into one space (:func:`normalise_text`), as ``search rerank``
+        does; by default the text is returned as the dataset gives it.
+
+    Returns
+    -------
+    str
+        ``default_text()`` (``text`` when the document has no ``default_text``), preceded by
+        ``title + "\\n"`` when the document has a non-empty title the text does not start with.
+    """
+    title = getattr(doc, "title", "") or ""
+    text = doc.default_text() if hasattr(doc, "default_text") else doc.text
+    if title and not text.startswith(title):
+        text = f"{title}\n{text}"
+    return normalise_text(text) if normalise else text
+
+
 def iter_docs_for_indexing(dataset) -> Iterator[tuple[str, str]]:
-    """``(doc_id, contents)`` for every document: title and text joined by a newline where both exist."""
+    """``(doc_id, document_text(doc))`` for every document, whitespace as given (Lucene and dense indexes)."""
     for doc in dataset.docs_iter():
-        title = getattr(doc, "title", "") or ""
-        text = doc.default_text() if hasattr(doc, "default_text") else doc.text
-        if title and not text.startswith(title):
-            text = f"{title}\n{text}"
-        yield doc.doc_id, text
+        yield doc.doc_id, document_text(doc)
 
 
 def whole_dataset_id(dataset_id: str) -> str | None:

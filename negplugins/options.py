@@ -31,9 +31,12 @@ import operator
 
 from .errors import UserError
 
-__all__ = ["MAX_HITS", "MAX_THREADS", "MAX_BATCH_SIZE", "MAX_LENGTH", "MAX_SHARDS", "MAX_PERMUTATIONS",
+__all__ = ["DEFAULT_HITS", "MAX_HITS", "MAX_THREADS", "MAX_BATCH_SIZE", "MAX_LENGTH", "MAX_SHARDS", "MAX_PERMUTATIONS",
            "MAX_CUTOFF", "bounded_int", "positive_int", "finite_float", "check_int", "check_float", "int_range", "float_range"]
 
+#: Documents per query of every search runner (``search bm25``, ``dense``, ``beir-dense``) unless ``--hits``
+#: says otherwise: Pyserini's default (and what BEIR's ``EvaluateRetrieval`` retrieves by default).
+DEFAULT_HITS = 1000
 MAX_HITS = 100_000
 MAX_THREADS = 256
 MAX_BATCH_SIZE = 65_536

@@ -6,8 +6,9 @@
     out/comlq-negation/queries.jsonl    {"_id", "text"[, "metadata"]}           one query a line
     out/comlq-negation/qrels/test.tsv   query-id<TAB>corpus-id<TAB>score, after that header line
 
-Texts are written as the dataset gives them (not re-normalised). A document's ``title`` is its
-``title`` field, ``""`` when it has none; extra record fields (ComLQ ``answer``, ``type``,
+Texts are written as the dataset gives them (not re-normalised). A document's ``title`` and ``text`` are
+its :func:`negplugins.datasets.document_fields`: the ``title`` field, ``""`` when it has none, and the
+``text`` field (``default_text()`` when it has none); extra record fields (ComLQ ``answer``, ``type``,
 ``structure``, ``num_evidence``, ``has_negation``; BoolQuestions ``question_type``; a document's
 ``origin``...) go under ``metadata`` with their JSON types, where BEIR's loader ignores them. Every
 qrels row is kept in the dataset's order, explicit negatives (``-1``) and zeros included; BEIR's
@@ -66,8 +67,7 @@ def _extra_fields(record, core) -> dict:
 
 def _doc_line(doc) -> dict:
     doc_id = _check_id("document", doc.doc_id)
-    title = getattr(doc, "title", "") or ""
-    text = doc.text if isinstance(getattr(doc, "text", None), str) else doc.default_text()
+    title, text = datasets.document_fields(doc)
     line = {"_id": doc_id, "title": title, "text": text}
     extra = _extra_fields(doc, _DOC_CORE)
     if extra:

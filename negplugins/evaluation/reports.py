@@ -8,7 +8,8 @@
   ``p_t_holm``, ``p_randomization``, ``p_randomization_holm``, ``n``);
 * ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best value of
   each column is bold and a dagger marks a significant difference from the baseline (Holm-corrected
-  randomization test, p < 0.05). Per-query values are not written as LaTeX.
+  randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05). Per-query values are
+  not written as LaTeX.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import math
 
 from ..errors import UserError
 from ..measures import lower_is_better
+from .significance import ALPHA
 
 __all__ = ["FORMATS", "render", "evaluation_table"]
 
 FORMATS = ("table", "json", "csv", "latex")
-ALPHA = 0.05
 _TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm", "p_randomization",
               "p_randomization_holm")
 

@@ -23,9 +23,13 @@ from scipy import stats
 
 from ..options import MAX_PERMUTATIONS, check_int
 
-__all__ = ["PERMUTATIONS", "SEED", "paired_t_test", "randomization_test", "t_confidence_interval", "holm",
+__all__ = ["ALPHA", "PERMUTATIONS", "SEED", "paired_t_test", "randomization_test", "t_confidence_interval", "holm",
            "compare"]
 
+#: Significance level, the one the suite uses everywhere: a run differs significantly from the baseline when
+#: its Holm-corrected randomization-test p-value is below ``ALPHA`` (the marks of ``negplugins evaluate``'s
+#: table and LaTeX output, and of the leaderboards).
+ALPHA = 0.05
 PERMUTATIONS = 10_000
 SEED = 20240611
 _CHUNK = 1000

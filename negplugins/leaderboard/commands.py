@@ -1,35 +1,16 @@
-"""Subcommands ``validate`` and ``leaderboard {build,check,sidecar}`` (added through ``cli.COMMAND_MODULES``).
+"""Subcommands ``leaderboard {build,check,sidecar}`` (added through ``cli.COMMAND_MODULES``).
 
-Exit status: 0 success (valid run, up-to-date leaderboards); 1 an invalid run or contribution, or stale
-leaderboards; 2 a usage error (unknown dataset, missing file, data not available), as every command.
+Exit status: 0 success (up-to-date leaderboards); 1 an invalid contribution, or stale leaderboards; 2 a
+usage error (unknown dataset, missing file, data not available), as every command. ``validate`` is defined
+beside ``evaluate`` in :mod:`negplugins.cli`.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 __all__ = ["add_commands"]
-
-
-def _cmd_validate(args) -> int:
-    import time
-
-    from ..evaluation.validation import report_json, validate_run
-
-    status = 0
-    for run in args.run:
-        start = time.perf_counter()
-        report = validate_run(args.dataset, run, check_documents=not args.no_documents)
-        elapsed = time.perf_counter() - start
-        if args.json:
-            print(report_json(report))
-        else:
-            print(report.to_text())
-            if args.verbose:
-                print(f"  validated in {elapsed:.2f} s (document ids: {report.seconds_doc_check:.2f} s)")
-        if not report.valid:
-            status = 1
-    return status
 
 
 def _cmd_build(args) -> int:
@@ -61,6 +42,14 @@ def _cmd_check(args) -> int:
     return 0
 
 
+def _as_option(problem: str) -> str:
+    """A sidecar problem named by the option that gave the field: ``field tag ...`` -> ``--run-tag ...``."""
+    if not problem.startswith("field "):
+        return problem
+    field = problem[len("field "):]
+    return "--run-tag" + field[len("tag"):] if field.startswith("tag ") else "--" + field
+
+
 def _cmd_sidecar(args) -> int:
     from pathlib import Path
 
@@ -84,8 +73,7 @@ def _cmd_sidecar(args) -> int:
               "command": command}
     problems = sidecar_problems(record) + run_tag_problems(args.tag, run)
     if problems:
-        raise UserError(f"{run}: not writing its sidecar: " + "; ".join(
-            p.replace("field ", "--", 1) if p.startswith("field ") else p for p in problems))
+        raise UserError(f"{run}: not writing its sidecar: " + "; ".join(_as_option(p) for p in problems))
     path = write_metadata(run, dataset=args.dataset, runner=args.runner, system=args.system, tag=args.tag,
                           parameters=parameters, model=model, language=args.language, command=command)
     print(f"wrote {path}")
@@ -93,16 +81,6 @@ def _cmd_sidecar(args) -> int:
 
 
 def add_commands(commands, runners) -> None:
-    p = commands.add_parser("validate", help="check a TREC run against a dataset (format, ids, rank order)",
-                            description="Validate runs: six columns, numeric scores, no duplicate (query, document), "
-                                        "ranks consistent with scores, known query and document ids; lists "
-                                        "problems with line numbers. Exit status 0 valid, 1 invalid, 2 usage error.")
-    p.add_argument("dataset")
-    p.add_argument("run", nargs="+", help="TREC run file(s) (.gz accepted)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--no-documents", action="store_true", help="skip the document id check")
-    p.set_defaults(func=_cmd_validate)
-
     board = commands.add_parser("leaderboard", help="build or check the leaderboards from contributed runs")
     actions = board.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, func, text in (("build", _cmd_build, "validate and evaluate every run, write the leaderboards"),
@@ -117,7 +95,9 @@ def add_commands(commands, runners) -> None:
     p.add_argument("run", help="runs/<dataset>/<name>.trec[.gz]")
     p.add_argument("--dataset", required=True)
     p.add_argument("--system", required=True, help="one line naming the system")
-    p.add_argument("--tag", required=True, help="the run tag (last column)")
+    tag = p.add_mutually_exclusive_group(required=True)  # one option, two spellings
+    tag.add_argument("--run-tag", dest="tag", help="the run tag (last column)")
+    tag.add_argument("--tag", dest="tag", help=argparse.SUPPRESS)
     p.add_argument("--runner", default="external", help="default: external")
     p.add_argument("--model", help="model id, if any")
     p.add_argument("--parameters", help="JSON object of parameters")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from ir_datasets_ext.benchmark import benchmarks
 
+from ..evaluation.significance import ALPHA
+
 __all__ = ["json_text", "markdown", "html_page", "index_record", "index_markdown", "index_html"]
 
 _ASSETS = Path(__file__).with_name("assets")
@@ -47,7 +49,7 @@ def _best(record, measure):
 
 def _marker(run, measure) -> bool:
     test = (run.get("vs_baseline") or {}).get(measure)
-    return bool(test and test["p_randomization_holm"] is not None and test["p_randomization_holm"] < 0.05)
+    return bool(test and test["p_randomization_holm"] is not None and test["p_randomization_holm"] < ALPHA)
 
 
 def _measure_label(record, measure) -> str:
@@ -62,7 +64,7 @@ def markdown(record) -> str:
              f"{record['queries']} judged queries. Sorted by {_md(record['primary'])}"
              f"{' (lower is better)' if record['primary'] in record['lower_is_better'] else ''}. "
              f"↓ = lower is better. † = differs from the baseline {_md(record['baseline'])} "
-             "(paired randomization test, Holm-corrected, p < 0.05).", ""]
+             f"(paired randomization test, Holm-corrected, p < {ALPHA}).", ""]
     for note in record["notes"]:
         lines += [f"> Note: {_md(note)}", ""]
     header = ["#", "System", "Run", "Runner", *(_md(_measure_label(record, m)) for m in measures), "Date"]
@@ -164,7 +166,7 @@ def html_page(record) -> str:
             f"<h1>Leaderboard: {_e(record['dataset'])}</h1>",
             f"<p>{record['queries']} judged queries. Sorted by {_e(record['primary'])}; click a column header to "
             f"sort. ↓ = lower is better. † = differs from the baseline <b>{_e(record['baseline'])}</b> (paired "
-            "randomization test, Holm-corrected, p &lt; 0.05).</p>"]
+            f"randomization test, Holm-corrected, p &lt; {ALPHA}).</p>"]
     for note in record["notes"]:
         body.append(f"<p class=\"note\">Note: {_e(note)}</p>")
     head = ["<th data-type=\"number\" data-order=\"asc\" class=\"num\">#</th>", "<th data-type=\"text\">System</th>",

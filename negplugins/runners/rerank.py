@@ -19,11 +19,11 @@ Without ``reranker`` the kind is read from the model's config: encoder-decoder -
 Candidates: from a TREC run, each query's documents in the suite's one ranking (:func:`negplugins.io.trec.ranked`:
 score descending, ties by doc id descending) cut to the top k; a run of a whole benchmark reranked on one
 of its subsets (``comlq/pni``) is reranked on the subset's queries only, and the result says how many
-were left out; or, with ``candidates=True``, the dataset's
-scoreddocs (NevIR: each query's two documents, both scored 0.0). Documents below the top k are
-**dropped**: the output holds exactly the reranked documents (at most k per query), because scores of
-two different systems cannot be merged into one meaningful ranking. Queries are written in Pyserini's
-topic order.
+were left out; or, with ``candidates=True``, the dataset's scoreddocs (NevIR: each query's two
+documents, both scored 0.0). A document is scored by its :func:`negplugins.datasets.document_text`,
+whitespace collapsed (as the query text is). Documents below the top k are **dropped**: the output holds
+exactly the reranked documents (at most k per query), because scores of two different systems cannot be
+merged into one meaningful ranking. Queries are written in Pyserini's topic order.
 
 Ties: documents are ordered by the reranker's score as written (six decimals), then by doc id
 descending (the one ranking, see :mod:`negplugins.measures.ranking`), so the same inputs always give
@@ -46,8 +46,7 @@ from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
 from ..io.outputs import check_run_output
 from ..io.trec import ranked, read_run, write_run
 from .bm25 import pyserini_topic_order
-from .encoders import (ModelRef, SentenceEncoder, configure_offline, load_error, model_load_errors, resolve_model,
-    quiet_transformers)
+from .encoders import ModelRef, SentenceEncoder, load_error, model_load_errors, quiet_transformers, resolve_model
 
 __all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "rerank"]
 
@@ -58,7 +57,6 @@ MONOT5_TEMPLATE = "Query: {query} Document: {document} Relevant:"
 
 def detect_reranker(ref: ModelRef) -> str:
     """The reranker kind for a model, from its ``config.json`` (see the module documentation)."""
-    configure_offline()
     try:
         from transformers import AutoConfig
 
@@ -189,14 +187,6 @@ def load_reranker(model: str | os.PathLike | None, reranker: str | None = None,
     return scorer(ref, batch_size, max_length), kind, ref
 
 
-def _doc_text(doc) -> str:
-    title = getattr(doc, "title", "") or ""
-    text = doc.default_text() if hasattr(doc, "default_text") else doc.text
-    if title and not text.startswith(title):
-        text = f"{title}\n{text}"
-    return text
-
-
 def _candidates_from_scoreddocs(dataset, dataset_id):
     if not dataset.has_scoreddocs():
         raise UserError(f"{dataset_id}: the dataset has no scoreddocs (candidate lists); give a first-stage --run")
@@ -295,7 +285,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise UserError(f"{source}: document {missing[0]!r}{more} is not in the documents of {dataset_id}")
-    doc_texts = {doc_id: datasets.normalise_text(_doc_text(found[doc_id])) for doc_id in wanted}
+    doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=True) for doc_id in wanted}
 
     scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
     pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]

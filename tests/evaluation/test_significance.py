@@ -97,3 +97,23 @@ def test_progress_bar_for_long_tests_leaves_the_p_values_unchanged(monkeypatch, 
     assert sum(drawn) == 5000 and len(drawn) == 5  # one call per chunk of 1,000
     assert compare([base, other], ["m"], permutations=5000)[1] == quiet[1]  # off by default
     assert capsys.readouterr().err == ""
+
+
+def test_one_significance_level():
+    """ALPHA is defined once, in negplugins/evaluation/significance.py; reports and leaderboards import it, and no
+    other module writes the level as a number (a mark means p < 0.05, strictly)."""
+    import ast
+    from pathlib import Path
+
+    from negplugins.evaluation import reports, significance
+    from negplugins.leaderboard import render
+
+    assert significance.ALPHA == 0.05 and reports.ALPHA is significance.ALPHA and render.ALPHA is significance.ALPHA
+    root = Path(significance.__file__).resolve().parents[1]
+    literals = [f"{path.relative_to(root)}:{node.lineno}" for path in sorted(root.rglob("*.py"))
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Constant) and node.value == 0.05 and path.name != "significance.py"]
+    assert literals == []
+    marked = {"vs_baseline": {"m": {"p_randomization_holm": 0.0499}}}
+    unmarked = {"vs_baseline": {"m": {"p_randomization_holm": 0.05}}}
+    assert render._marker(marked, "m") and not render._marker(unmarked, "m")

@@ -120,6 +120,25 @@ def test_validate_cli_exit_codes(tmp_path, capsys):
     assert "not scored" in capsys.readouterr().err
 
 
+def test_validate_beside_evaluate_and_skipping_the_document_check(tmp_path, capsys):
+    """``validate`` is defined in negplugins/cli.py next to ``evaluate``; ``--no-check-docs`` (``import beir``'s
+    name) skips the document id check, ``--no-documents`` (validate's old name) is still accepted, unlisted."""
+    from negplugins import cli
+
+    commands = next(a for a in cli.build_parser()._actions if a.dest == "command").choices
+    names = list(commands)
+    assert names.index("validate") == names.index("evaluate") + 1
+    assert commands["validate"].get_default("func") is cli._cmd_validate
+    unknown_doc = tmp_path / "unknown-doc.trec"
+    unknown_doc.write_text("q01 Q0 zz 1 1.0 t\n", encoding="utf-8")
+    assert main(["validate", "negplugins-demo", str(unknown_doc)]) == 1
+    assert "[unknown-document]" in capsys.readouterr().out
+    assert main(["validate", "negplugins-demo", str(unknown_doc), "--no-check-docs"]) == 0
+    assert main(["validate", "negplugins-demo", str(unknown_doc), "--no-documents"]) == 0
+    help_text = commands["validate"].format_help()
+    assert "--no-check-docs" in help_text and "--no-documents" not in help_text
+
+
 def test_doc_id_set_cache(tmp_path, isolated_ir_datasets_home):
     path = tmp_path / "run.trec"
     path.write_text(GOOD, encoding="utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from negplugins.cli import main
+from negplugins.cli import build_parser, main
 from negplugins.io.sidecars import read_metadata
 
 DEMO = "negplugins-demo"
@@ -45,8 +46,11 @@ def test_dense_and_rerank_commands(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["search", "dense", DEMO, "-o", "out.trec", "--encoder", "nobody/no-model"],
+    (["search", "dense", DEMO, "-o", "out.trec", "--model", "nobody/no-model"],
      "negplugins: error: unknown model 'nobody/no-model': not a local folder and not in the Hugging Face cache"),
+    pytest.param(["search", "beir-dense", DEMO, "-o", "out.trec", "--model", "nobody/no-model"],
+                 "negplugins: error: unknown model 'nobody/no-model': not a local folder and not in the Hugging Face "
+                 "cache", marks=pytest.mark.skipif(importlib.util.find_spec("beir") is None, reason="needs beir")),
     (["search", "dense", DEMO, "-o", "out.trec", "--index", "no-index"],
      "negplugins: error: no-index: dense index folder not found"),
     (["search", "rerank", DEMO, "--run", "bad.trec", "--model", "all-MiniLM-L6-v2", "-o", "out.trec"],
@@ -69,6 +73,7 @@ def test_bad_input_in_process(tmp_path, monkeypatch, capsys, argv, message):
 
 
 @pytest.mark.parametrize("argv, message", [
+    # --encoder: the old spelling of search dense's --model, still accepted
     (["search", "dense", DEMO, "-o", "out.trec", "--encoder", "nobody/no-model"], "unknown model 'nobody/no-model'"),
     (["search", "rerank", DEMO, "--run", "bad.trec", "--model", "all-MiniLM-L6-v2", "-o", "out.trec"],
      "bad.trec: document 'd99' is not in the documents of negplugins-demo"),
@@ -93,3 +98,33 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit):
         main(["search", "rerank", DEMO, "--run", "r", "--model", "m", "--reranker", "colbert", "-o", "x.trec"])
     assert "invalid choice: 'colbert'" in capsys.readouterr().err
+
+
+def _help(argv) -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        build_parser().parse_args([*argv, "--help"])
+    return " ".join(out.getvalue().split())  # argparse wraps lines
+
+
+def test_one_name_and_one_default_per_option():
+    """``--model`` in every runner (``--encoder`` only as search dense's hidden old spelling, same destination)
+    and one ``--hits`` default, Pyserini's 1000, on the command line and in the Python API."""
+    import inspect
+
+    from negplugins.runners.beir import beir_dense_search
+    from negplugins.runners.bm25 import bm25_search
+    from negplugins.runners.dense import dense_search
+
+    parser = build_parser()
+    for runner in ("dense", "rerank", "beir-dense", "beir-rerank"):
+        assert "--model" in _help(["search", runner]) and "--encoder" not in _help(["search", runner])
+    assert parser.parse_args(["search", "dense", DEMO, "-o", "x", "--encoder", "m"]).model == "m"
+    assert parser.parse_args(["search", "dense", DEMO, "-o", "x", "--model", "m"]).model == "m"
+    for runner, api in (("bm25", bm25_search), ("dense", dense_search), ("beir-dense", beir_dense_search)):
+        assert parser.parse_args(["search", runner, DEMO, "-o", "x"]).hits == 1000
+        assert inspect.signature(api).parameters["hits"].default == 1000
+        assert "default: 1000, as Pyserini" in _help(["search", runner])

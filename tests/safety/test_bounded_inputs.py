@@ -404,6 +404,23 @@ def test_sidecar_command_refuses_tag_mismatch(tmp_path, guard):
     guard.unchanged(allow_new=False)
 
 
+def test_sidecar_command_names_the_run_tag_option(tmp_path, guard):
+    """``--run-tag``, as in every command (``--tag``, its old spelling here, is still accepted); a bad tag is
+    reported under the option's name, and the option is required in either spelling."""
+    run = tmp_path / "mine.trec"
+    run.write_text(GOOD)
+    guard.arm(tmp_path)
+    result = run_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s",
+                     "--run-tag", "two words")
+    assert_clean_error(result, 'not writing its sidecar: --run-tag is "two words", expected the run tag, one word')
+    result = run_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s")
+    assert_clean_error(result, "--run-tag is required")
+    guard.unchanged(allow_new=False)
+    assert run_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s",
+                   "--run-tag", "t").returncode == 0
+    assert json.loads((tmp_path / "mine.meta.json").read_text())["tag"] == "t"
+
+
 @pytest.mark.parametrize("parameters, message", [
     ('{"k1": 1, "k1": 2}', "duplicate key 'k1'"),
     ('{"k1": Infinity}', "Infinity is not a valid JSON number"),
