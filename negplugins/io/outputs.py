@@ -17,17 +17,18 @@ evaluation reports): a file tracked by git is replaced only with ``force``.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
 from pathlib import Path
 from typing import Iterable
 
+from ..errors import UserError
 from .files import OutputError, check_file_output, same_file
-from .sidecars import file_sha256, metadata_path
+from .jsonfile import read_json
+from .sidecars import MAX_SIDECAR_BYTES, MAX_SIDECAR_DEPTH, file_sha256, metadata_path
 
-__all__ = ["check_run_output", "check_replaceable_file", "tracked_by_git"]
+__all__ = ["check_run_output", "check_sidecar_output", "check_replaceable_file", "tracked_by_git"]
 
 
 def _repository_root(path: Path) -> Path | None:
@@ -56,11 +57,17 @@ def tracked_by_git(path: str | os.PathLike) -> bool:
     return bool(result.stdout.strip(b"\0"))
 
 
-def _read_json(path: Path):
+def _read_sidecar_json(path: Path) -> tuple[object, str | None]:
+    """``(record, None)``, or ``(None, message)`` when ``path`` is not JSON within the sidecar bounds.
+
+    Read with :func:`negplugins.io.jsonfile.read_json` (size, depth, duplicate keys), so a hostile
+    sidecar gives a message naming it, never a ``RecursionError``.
+    """
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        record = read_json(path, what="metadata sidecar", max_bytes=MAX_SIDECAR_BYTES, max_depth=MAX_SIDECAR_DEPTH)
+    except UserError as error:
+        return None, str(error)
+    return record, None
 
 
 def check_replaceable_file(path: str | os.PathLike, inputs: Iterable = (), force: bool = False) -> None:
@@ -69,6 +76,32 @@ def check_replaceable_file(path: str | os.PathLike, inputs: Iterable = (), force
     check_file_output(path, inputs)
     if not force and path.is_file() and tracked_by_git(path):
         raise OutputError(f"{path}: is tracked by git (a committed file); write elsewhere or pass --force to replace it")
+
+
+def check_sidecar_output(run: str | os.PathLike, force: bool = False) -> None:
+    """Refuse writing the sidecar of ``run`` over a file that is not an earlier sidecar of ``run`` (without ``force``).
+
+    For ``leaderboard sidecar``, which writes only the sidecar: the run rule of :func:`check_run_output`
+    applied to it. An existing sidecar is replaced without ``force`` only when it is untracked, parses
+    within the sidecar bounds and names ``run`` (re-running the command with corrected fields).
+
+    Raises
+    ------
+    OutputError
+        With one line naming the sidecar and what to do.
+    """
+    run = Path(run)
+    sidecar = metadata_path(run)
+    check_replaceable_file(sidecar, inputs=[run], force=force)
+    if sidecar.exists() and not sidecar.is_file():
+        raise OutputError(f"{sidecar}: the run's sidecar path exists and is not a regular file")
+    if force or not sidecar.is_file():
+        return
+    record, unreadable = _read_sidecar_json(sidecar)
+    if unreadable:
+        raise OutputError(f"{unreadable}; it is not a sidecar negplugins wrote: pass --force to replace it")
+    if not isinstance(record, dict) or record.get("run") != run.name:
+        raise OutputError(f"{sidecar}: exists and is not a sidecar of {run.name}; pass --force to replace it")
 
 
 def check_run_output(output: str | os.PathLike, inputs: Iterable = (), force: bool = False) -> None:
@@ -98,7 +131,7 @@ def check_run_output(output: str | os.PathLike, inputs: Iterable = (), force: bo
     check_file_output(sidecar, inputs)
     if sidecar.exists() and not sidecar.is_file():
         raise OutputError(f"{sidecar}: the run's sidecar path exists and is not a regular file")
-    record = _read_json(sidecar) if sidecar.is_file() else None
+    record, unreadable = _read_sidecar_json(sidecar) if sidecar.is_file() else (None, None)
     described = record.get("run") if isinstance(record, dict) else None
     if isinstance(described, str) and described != output.name and "/" not in described \
             and (output.parent / described).is_file() and not same_file(output.parent / described, output):
@@ -111,6 +144,8 @@ def check_run_output(output: str | os.PathLike, inputs: Iterable = (), force: bo
             raise OutputError(f"{path}: is a committed run file (tracked by git); write the run elsewhere "
                               f"(e.g. work/{output.name}) or pass --force to replace it")
     if sidecar.is_file() and not isinstance(record, dict):
+        if unreadable:
+            raise OutputError(f"{unreadable}; it is not a sidecar negplugins wrote: pass --force to replace it")
         raise OutputError(f"{sidecar}: exists and is not a sidecar negplugins wrote; pass --force to replace it")
     if output.is_file():
         ours = isinstance(record, dict) and described == output.name and record.get("run_sha256") == file_sha256(output)

@@ -68,14 +68,14 @@ def _cmd_sidecar(args) -> int:
     from ..errors import UserError
     from ..io.inputs import open_regular
     from ..io.jsonfile import parse_json
-    from ..io.sidecars import metadata_path, run_tag_problems, sidecar_problems, write_metadata
-    from ..io.outputs import check_replaceable_file
+    from ..io.sidecars import run_tag_problems, sidecar_problems, write_metadata
+    from ..io.outputs import check_sidecar_output
 
     run = Path(args.run)
     open_regular(run, "run file").close()
     datasets.load(args.dataset)  # an unregistered id is refused, with the nearest names
     parameters = parse_json(args.parameters, label="--parameters", what="JSON object") if args.parameters else {}
-    check_replaceable_file(metadata_path(run), inputs=[run], force=args.force)
+    check_sidecar_output(run, force=args.force)
     model = {"id": args.model, "revision": None, "sha256": None} if args.model else None
     command = args.command if args.command is not None else ""
     record = {"run": run.name, "dataset": args.dataset, "runner": args.runner, "system": args.system,

@@ -14,9 +14,9 @@ from pathlib import Path
 from .. import datasets
 from .._compat import jvm
 from ..errors import UserError
-from ..io.files import atomic_directory, atomic_writer
-from ..options import MAX_THREADS, check_int
 from ..io.files import atomic_directory, atomic_writer, check_folder_output, output_lock, scratch_directory
+from ..io.jsonfile import read_json
+from ..options import MAX_THREADS, check_int
 
 __all__ = ["MANIFEST", "default_index_path", "lucene_index", "read_manifest"]
 
@@ -38,11 +38,24 @@ def dataset_language(dataset) -> str:
         return "en"
 
 
+#: Largest index manifest read (the suite writes a few hundred bytes).
+MAX_MANIFEST_BYTES = 1024 * 1024
+
+
 def read_manifest(index: str | os.PathLike) -> dict | None:
-    try:
-        return json.loads((Path(index) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The manifest of an index the suite built, or ``None`` (none, or not one the suite could have written).
+
+    Read with the bounded parser (:func:`negplugins.io.jsonfile.read_json`), so a hostile manifest
+    (nested 100,000 deep, huge, duplicate keys) is not an index of the suite, never a ``RecursionError``.
+    """
+    path = Path(index) / MANIFEST
+    if not path.is_file():
         return None
+    try:
+        record = read_json(path, what="index manifest", max_bytes=MAX_MANIFEST_BYTES)
+    except UserError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _expected_manifest(dataset_id: str, language: str) -> dict:
@@ -92,7 +105,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     def up_to_date() -> bool:
         existing = read_manifest(path)
         if path.exists() and existing is None and any(path.iterdir()):
-            raise UserError(f"{path}: exists and is not an index built by negplugins (no {MANIFEST}); "
+            raise UserError(f"{path}: exists and is not an index built by negplugins (no readable {MANIFEST}); "
                             f"remove it or choose another --index")
         return not rebuild and existing is not None and {k: existing.get(k) for k in expected} == expected
 
