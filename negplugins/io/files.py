@@ -195,6 +195,14 @@ def _legacy_manifest(path: Path) -> bool:
         return False
 
 
+def _nearest_existing(path: Path) -> Path | None:
+    """``path`` or its nearest ancestor that exists (``None`` if none can be seen)."""
+    for candidate in [path, *path.parents]:
+        if os.path.lexists(candidate):
+            return candidate
+    return None
+
+
 def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] | None = None) -> None:
     """Refuse a folder output that the suite may not replace (see the module's description).
 
@@ -221,6 +229,9 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
     if resolved == Path.home().resolve() or resolved == Path(resolved.anchor):
         raise OutputError(f"{path}: is the home folder or the file system root; give a new folder as the output")
     if not path.exists():
+        above = _nearest_existing(path.parent)
+        if above is not None and not above.is_dir():
+            raise OutputError(f"{path}: cannot be created, {above} is not a folder")
         return
     if not path.is_dir():
         raise OutputError(f"{path}: exists and is not a folder")

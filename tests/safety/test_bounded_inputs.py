@@ -502,6 +502,35 @@ def test_a_folder_with_an_unreadable_index_manifest_is_not_an_index(tmp_path, gu
     guard.unchanged(allow_new=False)
 
 
+# -- index folders given to search ------------------------------------------------------------------
+
+@pytest.mark.parametrize("make, message", [
+    ("folder", "idx: is not a Lucene index (no segments_N file); expected a folder built by 'negplugins index' "
+               "or Pyserini"),
+    ("file", "idx: is not a folder; expected a Lucene index folder"),
+    ("faiss", "idx: is a faiss index built by negplugins, not a Lucene index"),
+    ("deep-manifest", "idx: is not a Lucene index (no segments_N file)"),
+    ("missing", "idx: index folder not found; expected a Lucene index"),
+])
+def test_search_bm25_refuses_an_index_that_is_not_lucene_before_java(tmp_path, guard, make, message):
+    index = tmp_path / "idx"
+    keep = tmp_path / "keep.txt"
+    keep.write_text("mine\n")
+    if make == "file":
+        index.write_text("mine\n")
+    elif make != "missing":
+        index.mkdir()
+        (index / "notes.txt").write_text("mine\n")
+        manifest = {"faiss": json.dumps({"format": 1, "kind": "faiss"}), "deep-manifest": DEEP}.get(make)
+        if manifest:
+            (index / "negplugins-index.json").write_text(manifest)
+    guard.arm(tmp_path)
+    result = run_cli("search", "bm25", "negplugins-demo", "--index", index, "-o", tmp_path / "run.trec")
+    assert_clean_error(result, message)
+    assert "IndexNotFoundException" not in result.stderr and not (tmp_path / "run.trec").exists()
+    guard.unchanged(allow_new=False)
+
+
 # -- user JSON: BEIR results ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, message", [

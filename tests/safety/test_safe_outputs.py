@@ -421,6 +421,22 @@ def test_demo_refuses_a_workdir_subfolder_it_did_not_create(project, cli, guard)
     guard.unchanged(allow_new=False)
 
 
+def test_demo_refuses_a_workdir_that_is_a_file(project, cli, guard):
+    guard.arm(project)
+    result = cli("demo", "--workdir", "docs/thesis.md", cwd=project)
+    assert_clean_error(result, "docs/thesis.md: --workdir is not a folder")
+    guard.unchanged(allow_new=False)
+
+
+@pytest.mark.parametrize("command", [("index", DEMO, "--index"), ("leaderboard", "build", "--output"),
+                                     ("export", "beir", DEMO)])
+def test_a_folder_output_under_a_file_is_refused(project, cli, guard, command):
+    guard.arm(project)
+    result = cli(*command, "docs/thesis.md/out", cwd=project)
+    assert_clean_error(result, "docs/thesis.md/out: cannot be created, docs/thesis.md is not a folder")
+    guard.unchanged(allow_new=False)
+
+
 # -- interrupts ------------------------------------------------------------------------------------
 
 def _start_index(tmp_path, index):
