@@ -276,6 +276,65 @@ def test_topics_does_not_replace_a_committed_topic_file(repo, cli, guard):
     guard.unchanged(allow_new=False)
 
 
+# -- other file outputs: replaced only with --force, unless they already hold the same bytes -------
+
+def test_evaluate_report_onto_an_untracked_user_file_needs_force(project, cli, guard):
+    mine = project / "docs" / "thesis.md"  # not tracked (no repository at all): only --force replaces it
+    guard.arm(project)
+    result = cli("evaluate", DEMO, _run(project), "-o", mine, cwd=project)
+    assert_clean_error(result, "docs/thesis.md: exists and differs from what this command writes", "--force")
+    guard.unchanged(allow_new=False)
+    printed = cli("evaluate", DEMO, _run(project), cwd=project)
+    forced = cli("evaluate", DEMO, _run(project), "-o", mine, "--force", cwd=project)
+    assert printed.returncode == 0 and forced.returncode == 0, forced.stderr
+    assert mine.read_text() == printed.stdout  # the report replaced the file, exactly as it is printed
+
+
+def test_evaluate_report_rerun_is_a_no_op_and_another_report_needs_force(project, cli, guard):
+    report = project / "work" / "report.json"
+    args = ("evaluate", DEMO, _run(project), project / "runs" / DEMO / "bm25-negfilter.trec", "--json",
+            "--permutations", "100", "-o", report)
+    first = cli(*args, cwd=project)
+    assert first.returncode == 0 and first.stdout == f"wrote {report}\n", first.stderr
+    before = os.stat(report)
+    guard.arm(project)
+    again = cli(*args, cwd=project)  # the same report: nothing written (same inode, same mtime)
+    assert again.returncode == 0 and again.stdout == f"{report} already holds this report; left unchanged\n"
+    assert os.stat(report).st_ino == before.st_ino and os.stat(report).st_mtime_ns == before.st_mtime_ns
+    guard.unchanged(allow_new=False)
+    other = cli("evaluate", DEMO, _run(project), "-m", "P@5", "-o", report, cwd=project)
+    assert_clean_error(other, "report.json: exists and differs from what this command writes", "--force")
+    guard.unchanged(allow_new=False)
+
+
+def test_topics_over_an_untracked_user_file_needs_force_and_a_rerun_is_a_no_op(project, cli, guard):
+    mine = project / "topics" / f"{DEMO}.tsv"
+    mine.parent.mkdir()
+    mine.write_text("q1\tmy hand-edited topics\n")
+    guard.arm(project)
+    result = cli("topics", DEMO, cwd=project)
+    assert_clean_error(result, f"topics/{DEMO}.tsv: exists and differs from what this command writes", "--force")
+    guard.unchanged(allow_new=False)
+    forced = cli("topics", DEMO, "--force", cwd=project)
+    assert forced.returncode == 0 and forced.stdout == f"wrote 21 topics to topics/{DEMO}.tsv\n", forced.stderr
+    assert len(mine.read_text().splitlines()) == 21  # the demo's 21 queries (as evaluate's table counts them)
+    guard.arm(project)
+    again = cli("topics", DEMO, cwd=project)
+    assert again.returncode == 0 and "already holds these 21 topics; left unchanged" in again.stdout
+    guard.unchanged(allow_new=False)
+
+
+@pytest.mark.parametrize("command", ["topics", "evaluate"])
+def test_output_help_states_the_file_rule(capsys, command):
+    from negplugins.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "is replaced only with --force, unless it already holds exactly" in text, text
+    assert "even one tracked by git" in text, text
+
+
 # -- run outputs: inputs, sidecars, committed and hand-made runs ----------------------------------
 
 def test_import_beir_onto_its_results_file_is_refused(results_json, cli, guard, tmp_path):
