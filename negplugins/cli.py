@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     runners = search.add_subparsers(dest="runner", required=True, metavar="RUNNER")
     p = runners.add_parser("bm25", help="Lucene BM25 (identical to python -m pyserini.search.lucene --bm25)")
     p.add_argument("dataset")
-    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. runs/comlq/bm25.trec")
+    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. work/comlq/bm25.trec")
     p.add_argument("--index", help="Lucene index (default: built or reused from the dataset)")
     p.add_argument("--k1", type=finite_float(0), default=0.9,
                    help="BM25 k1, a finite number >= 0 (default: 0.9, as Pyserini)")

@@ -554,6 +554,38 @@ def _workflow_commands() -> list[str]:
     return [c.replace("comlq", DEMO) for c in commands]
 
 
+def test_readme_commands_and_help_examples_write_only_into_ignored_folders():
+    """Every ``--output`` of the README's command blocks, and every example in ``--output`` help, is git-ignored.
+
+    A command copied from the README must leave ``git status`` clean: outputs go to ``work/`` (ignored),
+    never into the repository root or ``runs/`` (the committed contributions).
+    """
+    import re
+
+    from negplugins.cli import build_parser
+
+    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)
+    outputs = re.findall(r"(?:--output|-o)\s+(\S+)", "\n".join(blocks))
+    assert len(outputs) >= 8, outputs
+    examples = []
+
+    def walk(parser):
+        for action in parser._actions:
+            if "--output" in action.option_strings and action.help and "e.g." in action.help:
+                examples.append(action.help.split("e.g.", 1)[1].strip(" )"))
+            if isinstance(action.choices, dict):  # subcommands
+                for sub in set(action.choices.values()):
+                    walk(sub)
+
+    walk(build_parser())
+    assert len(examples) >= 2, examples  # search bm25 and import beir give one
+    ignored = subprocess.run(["git", "-C", str(PROJECT_ROOT), "check-ignore", "--no-index", *outputs, *examples],
+                             capture_output=True, text=True).stdout.split()
+    assert sorted(set(outputs + examples) - set(ignored)) == [], "outputs that git would show as untracked"
+    assert all(path.startswith("work/") for path in outputs + examples), outputs + examples
+
+
 @pytest.mark.java
 def test_readme_workflow_and_demo_leave_a_fresh_clone_clean(tmp_path, shared_data):
     clone = tmp_path / "clone"
