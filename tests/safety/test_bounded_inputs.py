@@ -420,6 +420,23 @@ def test_sidecar_command_parameters(tmp_path, guard, parameters, message):
     guard.unchanged(allow_new=False)
 
 
+@pytest.mark.parametrize("text, message", [
+    ("q01 Q0 d01 1 3.0\n", "mine.trec:1: expected 6 columns 'qid Q0 docid rank score tag', got 5"),
+    ("q01 Q0 d01 1 high t\n", "mine.trec:1: score 'high' is not a number"),
+    (GOOD + "q01 Q0 d03 third 1.0 t\n", "mine.trec:3: rank 'third' is not an integer"),
+    ("q01 Q0 d01 1 nan t\n", "mine.trec:1: score 'nan' is not finite"),
+    ("\n\n", "mine.trec: the run is empty"),
+])
+def test_sidecar_command_refuses_a_malformed_run(tmp_path, guard, text, message):
+    run = tmp_path / "mine.trec"
+    run.write_text(text)
+    guard.arm(tmp_path)
+    result = run_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--tag", "t")
+    assert_clean_error(result, message, "(not writing its sidecar)")
+    guard.unchanged(allow_new=False)
+    assert not (tmp_path / "mine.meta.json").exists()
+
+
 def test_sidecar_command_reruns_over_its_own_sidecar_but_not_over_a_foreign_file(tmp_path, guard):
     run = tmp_path / "mine.trec"
     run.write_text(GOOD)

@@ -154,6 +154,7 @@ def test_a_second_leaderboard_build_waits_then_refuses_and_keeps_the_first_build
         guard.arm(project / "boards", partial)
         result = cli("leaderboard", "build", "--output", "boards", cwd=project, env={"NEGPLUGINS_LOCK_TIMEOUT": "1"})
         assert_clean_error(result, "another negplugins command is writing it", "waiting for another")
+        guard.unchanged(allow_new=False, partials=[partial])  # the first build's output and its work in progress
         assert (partial / "index.html").read_text() == "half done"
         assert json.loads((project / "boards" / MARKER).read_text())["written_by"] == "negplugins"
     finally:
@@ -527,6 +528,20 @@ def test_sigterm_during_index_cleans_up_and_the_next_run_builds(tmp_path, cli):
     assert not index.exists() and _leftovers(tmp_path) == []  # no corpus copy anywhere, no partial index
     again = cli("index", DEMO, "--index", index, cwd=tmp_path)
     assert again.returncode == 0 and "built Lucene index" in again.stdout, again.stderr
+
+
+@pytest.mark.java
+def test_sigint_during_index_exits_130_and_leaves_no_partial_or_corpus_copy(tmp_path, cli, guard):
+    (tmp_path / "mine.txt").write_text("mine\n")
+    guard.arm(tmp_path / "mine.txt")
+    index = tmp_path / "idx"
+    child = _start_index(tmp_path, index)  # the JVM has started: the corpus copy is written, Anserini is next
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr and stderr.strip().splitlines()[-1] == "negplugins: interrupted"
+    assert not index.exists() and _leftovers(tmp_path) == []  # no partial index, no corpus copy, no lock
+    guard.unchanged()
 
 
 @pytest.mark.java
