@@ -42,10 +42,17 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def _cmd_topics(args) -> int:
-    from .io.topics import write_topics
+    import os
 
+    from .io.topics import default_topics_path, write_topics
+
+    target = args.output if args.output is not None else default_topics_path(args.dataset)
+    before = os.stat(target) if os.path.isfile(target) else None
     path, count = write_topics(args.dataset, args.output, force=args.force)
-    print(f"wrote {count} topics to {path}")
+    if before is not None and os.path.samestat(before, os.stat(path)):  # a write is a new file renamed into place
+        print(f"{path} already holds these {count} topics; left unchanged")
+    else:
+        print(f"wrote {count} topics to {path}")
     return 0
 
 
@@ -74,6 +81,7 @@ def _cmd_evaluate(args) -> int:
     fmt = "json" if args.json else args.format
     inputs = [*args.run, *([args.baseline] if args.baseline else [])]
     if args.output:  # before any work: the report may replace none of the runs, nor a committed file
+        # (an existing untracked file is checked once the report is known: identical bytes are left as they are)
         from .io.outputs import check_replaceable_file
 
         check_replaceable_file(args.output, inputs=inputs, force=args.force)
@@ -85,11 +93,12 @@ def _cmd_evaluate(args) -> int:
                                permutations=args.permutations, progress=True)
     text = render(result, fmt, per_query=args.per_query)
     if args.output:
-        from .io.files import atomic_writer
+        from .io.outputs import write_file_output
 
-        with atomic_writer(args.output, inputs=inputs) as f:
-            f.write(text + "\n")
-        print(f"wrote {args.output}")
+        if write_file_output(args.output, text + "\n", inputs=inputs, force=args.force):
+            print(f"wrote {args.output}")
+        else:
+            print(f"{args.output} already holds this report; left unchanged")
     else:
         print(text)
     if fmt != "table":
@@ -137,8 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("topics", help="write a Pyserini topic file (qid<TAB>text) for a dataset")
     p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
-    p.add_argument("--output", "-o", help="topic file (default: topics/<dataset>.tsv)")
-    p.add_argument("--force", action="store_true", help="replace the topic file even if it is tracked by git")
+    p.add_argument("--output", "-o", help="topic file (default: topics/<dataset>.tsv); an existing file is replaced "
+                                          "only with --force, unless it already holds exactly these topics")
+    p.add_argument("--force", action="store_true", help=_FILE_FORCE_HELP)
     p.set_defaults(func=_cmd_topics)
 
     p = commands.add_parser("index", help="build (or reuse) a Lucene index of a dataset's documents")
@@ -153,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     runners = search.add_subparsers(dest="runner", required=True, metavar="RUNNER")
     p = runners.add_parser("bm25", help="Lucene BM25 (identical to python -m pyserini.search.lucene --bm25)")
     p.add_argument("dataset")
-    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. runs/comlq/bm25.trec")
+    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. work/comlq/bm25.trec")
     p.add_argument("--index", help="Lucene index (default: built or reused from the dataset)")
     p.add_argument("--k1", type=finite_float(0), default=0.9,
                    help="BM25 k1, a finite number >= 0 (default: 0.9, as Pyserini)")
@@ -181,8 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=("table", "json", "csv", "latex"), default="table",
                    help="output format (default: table)")
     p.add_argument("--json", action="store_true", help="same as --format json")
-    p.add_argument("--output", "-o", help="write to this file instead of standard output (never one of the runs)")
-    p.add_argument("--force", action="store_true", help="replace the --output file even if it is tracked by git")
+    p.add_argument("--output", "-o", help="write to this file instead of standard output (never one of the runs); "
+                                          "an existing file is replaced only with --force, unless it already holds "
+                                          "exactly this report")
+    p.add_argument("--force", action="store_true", help=_FILE_FORCE_HELP)
     p.add_argument("--permutations", type=bounded_int(1, MAX_PERMUTATIONS), default=10000,
                    help=f"permutations of the randomization test, 1 to {MAX_PERMUTATIONS} (default: 10000; "
                         "exact below 2^n)")
@@ -212,6 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_FILE_FORCE_HELP = ("replace an existing --output file that holds anything else, even one tracked by git "
+                    "(without it, only a file already holding exactly the output is accepted, and left untouched)")
 _VERBOSE_HELP = "show progress logs of ir_datasets and Anserini, and the traceback of an internal error"
 
 

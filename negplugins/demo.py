@@ -6,6 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import UserError
 from .evaluation.scoring import evaluate
 from .io.files import atomic_directory
 from .runners.lucene_index import lucene_index
@@ -31,10 +32,18 @@ def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
         folder (removed afterwards) when not given.
     threads : int
         Indexing and search threads.
+
+    Raises
+    ------
+    UserError
+        ``workdir`` is not a folder, or ``<workdir>/negplugins-demo`` holds files the suite did not write.
     """
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="negplugins-demo-") as tmp:
             return run_demo(tmp, threads).replace(f" (in {Path(tmp) / DEMO_DATASET})", "", 1)
+    if os.path.lexists(workdir) and not Path(workdir).is_dir():
+        raise UserError(f"{workdir}: --workdir is not a folder; give a folder (created if missing) where the demo "
+                        f"writes {DEMO_DATASET}/")
     folder = Path(workdir) / DEMO_DATASET
     with atomic_directory(folder) as tmp:
         index, _ = lucene_index(DEMO_DATASET, tmp / "indexes" / "lucene" / DEMO_DATASET, threads=threads)

@@ -67,7 +67,7 @@ def add_commands(commands, runners) -> None:
     p = imports.add_parser("beir", help="BEIR results JSON ({qid: {docid: score}}) to a TREC run with metadata")
     p.add_argument("results", help="JSON file saved from EvaluateRetrieval.retrieve (json.dump)")
     p.add_argument("--dataset", "-d", required=True, help="registered dataset id the results are for")
-    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. runs/comlq/my-system.trec")
+    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. work/comlq/my-system.trec")
     p.add_argument("--system", default="beir", help="one line naming the system (default: beir)")
     p.add_argument("--run-tag", help="last column of the run (default: derived from --system)")
     p.add_argument("--model", help="model id recorded in the metadata")

@@ -45,6 +45,8 @@ MARKER = "negplugins-output.json"
 #: Manifests of folders the suite wrote before :data:`MARKER` existed (Lucene and faiss indexes, shards).
 LEGACY_MANIFESTS = ("negplugins-index.json", "negplugins-shard.json")
 _RUN_ENDINGS = (".trec", ".trec.gz", ".meta.json")
+#: Largest :data:`MARKER` read (it lists file names: 64 MiB is about half a million of them).
+MAX_MARKER_BYTES = 64 * 1024 * 1024
 
 
 class OutputError(UserError):
@@ -150,18 +152,55 @@ def write_marker(folder: str | os.PathLike) -> Path:
     return path
 
 
-def _owned(folder: Path, legacy: Callable[[Path], bool] | None) -> bool:
+def _read_marker(folder: Path) -> tuple[dict | None, str | None]:
+    """``(record, None)`` for ``folder``'s :data:`MARKER`; ``(None, why)`` when the suite could not have written it.
+
+    Read with the bounded parser (:func:`negplugins.io.jsonfile.read_json`): a marker nested 100,000
+    deep, too large, with duplicate keys or not JSON is not the suite's, never a ``RecursionError``.
+    ``(None, None)``: there is no marker.
+    """
+    from .jsonfile import read_json
+
+    if not (folder / MARKER).is_file():
+        return None, None
     try:
-        record = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-        listed = set(record["files"]) if isinstance(record, dict) and isinstance(record.get("files"), list) else None
-    except (OSError, ValueError):
-        listed = None
-    if listed is not None:
+        record = read_json(folder / MARKER, what="output marker", max_bytes=MAX_MARKER_BYTES)
+    except UserError as error:
+        return None, str(error)
+    files = record.get("files") if isinstance(record, dict) else None
+    if not (isinstance(files, list) and all(isinstance(name, str) for name in files)):
+        return None, f"{folder / MARKER}: output marker has no list of file names"
+    return record, None
+
+
+def _owned(folder: Path, legacy: Callable[[Path], bool] | None) -> bool:
+    record, _ = _read_marker(folder)
+    if record is not None:
         present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
-        return present - {MARKER} <= listed
-    if any((folder / name).is_file() for name in LEGACY_MANIFESTS):
+        return present - {MARKER} <= set(record["files"])
+    if any(_legacy_manifest(folder / name) for name in LEGACY_MANIFESTS):
         return True
     return legacy is not None and legacy(folder)
+
+
+def _legacy_manifest(path: Path) -> bool:
+    """Whether ``path`` is an index or shard manifest the suite could have written (a JSON object, bounded read)."""
+    from .jsonfile import read_json
+
+    if not path.is_file():
+        return False
+    try:
+        return isinstance(read_json(path, what="index manifest", max_bytes=MAX_MARKER_BYTES), dict)
+    except UserError:
+        return False
+
+
+def _nearest_existing(path: Path) -> Path | None:
+    """``path`` or its nearest ancestor that exists (``None`` if none can be seen)."""
+    for candidate in [path, *path.parents]:
+        if os.path.lexists(candidate):
+            return candidate
+    return None
 
 
 def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] | None = None) -> None:
@@ -190,6 +229,9 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
     if resolved == Path.home().resolve() or resolved == Path(resolved.anchor):
         raise OutputError(f"{path}: is the home folder or the file system root; give a new folder as the output")
     if not path.exists():
+        above = _nearest_existing(path.parent)
+        if above is not None and not above.is_dir():
+            raise OutputError(f"{path}: cannot be created, {above} is not a folder")
         return
     if not path.is_dir():
         raise OutputError(f"{path}: exists and is not a folder")
@@ -201,6 +243,10 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
     if runs:
         raise OutputError(f"{path}: holds runs ({runs[0]}{', ...' if len(runs) > 1 else ''}) that negplugins would "
                           f"delete; give a new folder as the output")
+    _, unreadable = _read_marker(path)
+    if unreadable:
+        raise OutputError(f"{unreadable}; so {path} is not recognisably negplugins' output: give a new or empty "
+                          f"folder as the output")
     strangers = sorted(p.name for p in path.iterdir())
     raise OutputError(f"{path}: holds files negplugins did not write ({', '.join(strangers[:3])}"
                       f"{', ...' if len(strangers) > 3 else ''}); give a new or empty folder as the output")

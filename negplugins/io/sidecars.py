@@ -87,10 +87,15 @@ def current_command() -> str:
 
 def _check_sidecar_collision(sidecar: Path, run_path: Path) -> None:
     """Refuse replacing a sidecar that describes another run file which still exists (``a.trec`` vs ``a.trec.gz``)."""
-    try:
-        described = json.loads(sidecar.read_text(encoding="utf-8")).get("run")
-    except (OSError, ValueError, AttributeError):
+    from .jsonfile import read_json
+
+    if not sidecar.is_file():
         return
+    try:  # bounded: a sidecar nested 100,000 deep is not JSON the suite reads, and describes no run
+        record = read_json(sidecar, what="metadata sidecar", max_bytes=MAX_SIDECAR_BYTES, max_depth=MAX_SIDECAR_DEPTH)
+    except UserError:
+        return
+    described = record.get("run") if isinstance(record, dict) else None
     if isinstance(described, str) and described != run_path.name and "/" not in described \
             and (run_path.parent / described).is_file():
         raise UserError(f"{run_path}: its sidecar {sidecar} describes another run, {run_path.parent / described}; "

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 from .. import datasets
-from .files import atomic_writer
 
 __all__ = ["default_topics_path", "write_topics"]
 
@@ -30,7 +29,9 @@ def write_topics(dataset_id: str, output: str | os.PathLike | None = None, force
     output : path, optional
         Destination; defaults to :func:`default_topics_path` (generated, git-ignored; see ``topics/README.md``).
     force : bool
-        Replace the destination even if it is tracked by git.
+        Replace an existing destination that holds anything else (by default it is replaced only when
+        it already holds exactly these topics: then it is left untouched, see
+        :func:`negplugins.io.outputs.write_file_output`), even one tracked by git.
 
     Returns
     -------
@@ -38,14 +39,13 @@ def write_topics(dataset_id: str, output: str | os.PathLike | None = None, force
         The file written and the number of topics in it.
     """
     from ..errors import UserError
-    from .outputs import check_replaceable_file
+    from .outputs import check_replaceable_file, write_file_output
 
     path = Path(output) if output is not None else default_topics_path(dataset_id)
     if "beir" in str(path) or "cacm" in str(path):
-        raise UserError(f"{path}: Pyserini reads topic paths containing 'beir' or 'cacm' with a special reader; choose another name")
+        raise UserError(f"{path}: Pyserini reads topic paths containing 'beir' or 'cacm' with a special reader; "
+                        f"choose another name")
     check_replaceable_file(path, force=force)
     texts = datasets.query_texts(datasets.load(dataset_id))
-    with atomic_writer(path) as f:
-        for query_id, text in texts.items():
-            f.write(f"{query_id}\t{text}\n")
+    write_file_output(path, "".join(f"{query_id}\t{text}\n" for query_id, text in texts.items()), force=force)
     return path, len(texts)

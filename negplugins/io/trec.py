@@ -17,7 +17,7 @@ from ..errors import UserError
 from .files import atomic_writer
 from .inputs import iter_run_lines
 
-__all__ = ["RunFormatError", "parse_run_lines", "read_run", "write_run", "ranked"]
+__all__ = ["RunFormatError", "parse_run_lines", "read_run", "check_run_format", "write_run", "ranked"]
 
 
 class RunFormatError(UserError):
@@ -92,6 +92,33 @@ def read_run(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     if not run:
         raise RunFormatError(f"{path}: the run is empty")
     return run
+
+
+def check_run_format(path: str | os.PathLike) -> int:
+    """Check that every line of a run is ``qid Q0 docid rank score tag``; return the number of lines.
+
+    The checks of :func:`read_run` (bounded read, 6 columns, integer rank, finite numeric score, not
+    empty) without holding the run in memory.
+
+    Raises
+    ------
+    RunFormatError
+        At the first problem, naming the file and line.
+    """
+    path = Path(path)
+
+    def fail(kind, number, message):
+        raise RunFormatError(f"{path}:{number}: {message}")
+
+    try:
+        lines = sum(1 for _ in parse_run_lines(path, fail))
+    except RunFormatError:
+        raise
+    except UserError as error:  # bounds, missing or special file
+        raise RunFormatError(str(error)) from None
+    if not lines:
+        raise RunFormatError(f"{path}: the run is empty")
+    return lines
 
 
 def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:

@@ -57,14 +57,19 @@ def _cmd_sidecar(args) -> int:
     from ..errors import UserError
     from ..io.inputs import open_regular
     from ..io.jsonfile import parse_json
-    from ..io.sidecars import metadata_path, run_tag_problems, sidecar_problems, write_metadata
-    from ..io.outputs import check_replaceable_file
+    from ..io.sidecars import run_tag_problems, sidecar_problems, write_metadata
+    from ..io.outputs import check_sidecar_output
+    from ..io.trec import RunFormatError, check_run_format
 
     run = Path(args.run)
     open_regular(run, "run file").close()
     datasets.load(args.dataset)  # an unregistered id is refused, with the nearest names
+    try:  # a sidecar vouches for a run: the run must at least be a well-formed TREC run
+        check_run_format(run)
+    except RunFormatError as error:
+        raise UserError(f"{error} (not writing its sidecar)") from None
     parameters = parse_json(args.parameters, label="--parameters", what="JSON object") if args.parameters else {}
-    check_replaceable_file(metadata_path(run), inputs=[run], force=args.force)
+    check_sidecar_output(run, force=args.force)
     model = {"id": args.model, "revision": None, "sha256": None} if args.model else None
     command = args.command if args.command is not None else ""
     record = {"run": run.name, "dataset": args.dataset, "runner": args.runner, "system": args.system,

@@ -16,12 +16,10 @@ which needs both, counts as wrong, as a true tie would.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from .. import datasets
 from .._compat import jvm
-from ..errors import UserError
-from .lucene_index import dataset_language, lucene_index, read_manifest
+from .lucene_index import check_lucene_index, dataset_language, lucene_index, read_manifest
 from ..io.sidecars import write_metadata
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int
 from ..io.outputs import check_run_output
@@ -85,8 +83,8 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     dataset = datasets.load(dataset_id)
     if index is None:
         index, _ = lucene_index(dataset_id, threads=threads)
-    elif not Path(index).is_dir():
-        raise UserError(f"{index}: index folder not found")
+    else:
+        check_lucene_index(index)
     language = dataset_language(dataset)
     texts = datasets.query_texts(dataset)
     order = pyserini_topic_order(texts)

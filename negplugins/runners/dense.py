@@ -39,7 +39,8 @@ import numpy as np
 from .. import datasets
 from ..errors import UserError
 from ..io.files import atomic_directory
-from .lucene_index import MANIFEST, dataset_language, default_index_path, read_manifest
+from ..io.jsonfile import read_json
+from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
 from ..io.sidecars import write_metadata
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
 from ..io.outputs import check_run_output
@@ -101,9 +102,12 @@ class DenseIndex:
 
 
 def _read_json(path: Path) -> dict | None:
+    """A shard manifest, or ``None`` when there is none the suite could have written (bounded parser)."""
+    if not path.is_file():
+        return None
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = read_json(path, what="shard manifest", max_bytes=MAX_MANIFEST_BYTES)
+    except UserError:
         return None
     return value if isinstance(value, dict) else None
 

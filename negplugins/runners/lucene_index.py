@@ -14,11 +14,11 @@ from pathlib import Path
 from .. import datasets
 from .._compat import jvm
 from ..errors import UserError
-from ..io.files import atomic_directory, atomic_writer
-from ..options import MAX_THREADS, check_int
 from ..io.files import atomic_directory, atomic_writer, check_folder_output, output_lock, scratch_directory
+from ..io.jsonfile import read_json
+from ..options import MAX_THREADS, check_int
 
-__all__ = ["MANIFEST", "default_index_path", "lucene_index", "read_manifest"]
+__all__ = ["MANIFEST", "check_lucene_index", "default_index_path", "lucene_index", "read_manifest"]
 
 #: File inside every index the suite builds; an index without it is never reused.
 MANIFEST = "negplugins-index.json"
@@ -38,11 +38,53 @@ def dataset_language(dataset) -> str:
         return "en"
 
 
+#: Largest index manifest read (the suite writes a few hundred bytes).
+MAX_MANIFEST_BYTES = 1024 * 1024
+
+
 def read_manifest(index: str | os.PathLike) -> dict | None:
-    try:
-        return json.loads((Path(index) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The manifest of an index the suite built, or ``None`` (none, or not one the suite could have written).
+
+    Read with the bounded parser (:func:`negplugins.io.jsonfile.read_json`), so a hostile manifest
+    (nested 100,000 deep, huge, duplicate keys) is not an index of the suite, never a ``RecursionError``.
+    """
+    path = Path(index) / MANIFEST
+    if not path.is_file():
         return None
+    try:
+        record = read_json(path, what="index manifest", max_bytes=MAX_MANIFEST_BYTES)
+    except UserError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def check_lucene_index(index: str | os.PathLike) -> Path:
+    """Refuse, before Java opens it, an ``--index`` that is not a Lucene index; return it as a path.
+
+    A Lucene index is a folder holding a commit point, ``segments_N`` (every index Anserini or
+    Pyserini writes has one, the suite's included); a folder built by the suite also holds
+    :data:`MANIFEST`, which must then say ``"kind": "lucene"`` (a faiss index is refused by name).
+
+    Raises
+    ------
+    UserError
+        With one line naming the folder and what was expected.
+    """
+    path = Path(index)
+    if not path.exists():
+        raise UserError(f"{path}: index folder not found; expected a Lucene index (built by 'negplugins index' "
+                        f"or Pyserini)")
+    if not path.is_dir():
+        raise UserError(f"{path}: is not a folder; expected a Lucene index folder (built by 'negplugins index' "
+                        f"or Pyserini)")
+    manifest = read_manifest(path)
+    if manifest is not None and manifest.get("kind") != "lucene":
+        raise UserError(f"{path}: is a {str(manifest.get('kind'))[:40]} index built by negplugins, not a Lucene "
+                        f"index; expected a folder built by 'negplugins index' or Pyserini")
+    if not any(p.is_file() for p in path.glob("segments_*")):
+        raise UserError(f"{path}: is not a Lucene index (no segments_N file); expected a folder built by "
+                        f"'negplugins index' or Pyserini")
+    return path
 
 
 def _expected_manifest(dataset_id: str, language: str) -> dict:
@@ -92,7 +134,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     def up_to_date() -> bool:
         existing = read_manifest(path)
         if path.exists() and existing is None and any(path.iterdir()):
-            raise UserError(f"{path}: exists and is not an index built by negplugins (no {MANIFEST}); "
+            raise UserError(f"{path}: exists and is not an index built by negplugins (no readable {MANIFEST}); "
                             f"remove it or choose another --index")
         return not rebuild and existing is not None and {k: existing.get(k) for k in expected} == expected
 

@@ -50,13 +50,20 @@ class Guard:
         assert self.before, "guard armed on nothing: name at least one existing file"
         return self
 
-    def unchanged(self, allow_new: bool = True) -> None:
+    def unchanged(self, allow_new: bool = True, partials=()) -> None:
+        """Every hashed file is still there with its bytes; no ``*.tmp`` or ``*.partial`` left behind.
+
+        ``partials``: partial folders a case made itself (another build's work in progress), which must
+        survive unchanged rather than be absent.
+        """
         after = tree_hashes(*self.roots)
         lost = sorted(p for p in self.before if p not in after)
         changed = sorted(p for p in self.before if p in after and after[p] != self.before[p])
         assert not lost, f"files lost: {lost}"
         assert not changed, f"files changed: {changed}"
-        leftovers = sorted(p for p in after if p.endswith((".tmp", ".partial")) or ".partial/" in p)
+        kept = tuple(f"{Path(p)}/" for p in partials)
+        leftovers = sorted(p for p in after if (p.endswith((".tmp", ".partial")) or ".partial/" in p)
+                           and not p.startswith(kept))
         assert not leftovers, f"partial files left behind: {leftovers}"
         if not allow_new:
             assert sorted(after) == sorted(self.before), f"new files: {sorted(set(after) - set(self.before))}"

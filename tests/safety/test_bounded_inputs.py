@@ -437,6 +437,134 @@ def test_sidecar_command_parameters(tmp_path, guard, parameters, message):
     guard.unchanged(allow_new=False)
 
 
+@pytest.mark.parametrize("text, message", [
+    ("q01 Q0 d01 1 3.0\n", "mine.trec:1: expected 6 columns 'qid Q0 docid rank score tag', got 5"),
+    ("q01 Q0 d01 1 high t\n", "mine.trec:1: score 'high' is not a number"),
+    (GOOD + "q01 Q0 d03 third 1.0 t\n", "mine.trec:3: rank 'third' is not an integer"),
+    ("q01 Q0 d01 1 nan t\n", "mine.trec:1: score 'nan' is not finite"),
+    ("\n\n", "mine.trec: the run is empty"),
+])
+def test_sidecar_command_refuses_a_malformed_run(tmp_path, guard, text, message):
+    run = tmp_path / "mine.trec"
+    run.write_text(text)
+    guard.arm(tmp_path)
+    result = run_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--tag", "t")
+    assert_clean_error(result, message, "(not writing its sidecar)")
+    guard.unchanged(allow_new=False)
+    assert not (tmp_path / "mine.meta.json").exists()
+
+
+def test_sidecar_command_reruns_over_its_own_sidecar_but_not_over_a_foreign_file(tmp_path, guard):
+    run = tmp_path / "mine.trec"
+    run.write_text(GOOD)
+    args = ("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--tag", "t", "--system")
+    assert run_cli(*args, "first try").returncode == 0
+    again = run_cli(*args, "hand-made BM25")  # correcting a field: the sidecar of this very run, untracked
+    assert again.returncode == 0, again.stderr
+    assert read_sidecar(tmp_path / "mine.meta.json")["system"] == "hand-made BM25"
+    (tmp_path / "mine.meta.json").write_text('{"note": "my own file"}\n')
+    guard.arm(tmp_path)
+    result = run_cli(*args, "s")
+    assert_clean_error(result, "mine.meta.json: exists and is not a sidecar of mine.trec", "--force")
+    guard.unchanged(allow_new=False)
+
+
+# -- user JSON where outputs go: sidecars, output markers and index manifests ------------------------
+# A RecursionError here used to be an "internal error ... please report it"; every reader now goes
+# through read_json (size, depth, duplicate keys) and names the file.
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_import_beir_over_a_deeply_nested_sidecar(tmp_path, guard):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"q01": {"d01": 1.0}}))
+    (tmp_path / "a.meta.json").write_text(DEEP)
+    guard.arm(tmp_path)
+    result = run_cli("import", "beir", results, "--dataset", "negplugins-demo", "-o", tmp_path / "a.trec")
+    assert_clean_error(result, "a.meta.json: metadata sidecar nests deeper than 16 levels", "--force")
+    assert "RecursionError" not in result.stderr
+    guard.unchanged(allow_new=False)
+
+
+def test_sidecar_command_over_a_deeply_nested_sidecar(tmp_path, guard):
+    run = tmp_path / "mine.trec"
+    run.write_text(GOOD)
+    (tmp_path / "mine.meta.json").write_text(DEEP)
+    args = ("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--tag", "t")
+    guard.arm(tmp_path)
+    result = run_cli(*args)
+    assert_clean_error(result, "mine.meta.json: metadata sidecar nests deeper than 16 levels", "--force")
+    assert "RecursionError" not in result.stderr
+    guard.unchanged(allow_new=False)
+    forced = run_cli(*args, "--force")  # the user asked for it: the file is replaced by a valid sidecar
+    assert forced.returncode == 0, forced.stderr
+    assert read_sidecar(tmp_path / "mine.meta.json")["run"] == "mine.trec"
+
+
+@pytest.mark.parametrize("marker, message", [
+    (DEEP, "negplugins-output.json: output marker nests deeper than 64 levels"),
+    ('{"written_by": "negplugins", "files": [["a"]]}', "negplugins-output.json: output marker has no list of file "
+                                                      "names"),
+    ('{"files": [], "files": ["x"]}', "negplugins-output.json: output marker: duplicate key 'files'"),
+])
+def test_leaderboard_build_over_a_folder_with_a_hostile_marker(tmp_path, guard, marker, message):
+    demo_contribution(tmp_path)
+    boards = tmp_path / "boards"
+    boards.mkdir()
+    (boards / "negplugins-output.json").write_text(marker)
+    (boards / "notes.txt").write_text("mine\n")
+    guard.arm(tmp_path)
+    result = run_cli("leaderboard", "build", "--runs", tmp_path / "runs", "--output", boards)
+    assert_clean_error(result, message, "boards is not recognisably negplugins' output")
+    assert "RecursionError" not in result.stderr
+    guard.unchanged(allow_new=False)
+
+
+@pytest.mark.parametrize("manifest", [DEEP, "not json"])
+def test_a_folder_with_an_unreadable_index_manifest_is_not_an_index(tmp_path, guard, manifest):
+    index = tmp_path / "idx"
+    index.mkdir()
+    (index / "negplugins-index.json").write_text(manifest)
+    (index / "notes.txt").write_text("mine\n")
+    guard.arm(tmp_path)
+    built = run_cli("index", "negplugins-demo", "--index", index)
+    assert_clean_error(built, "idx: exists and is not an index built by negplugins (no readable "
+                              "negplugins-index.json)")
+    boards = run_cli("leaderboard", "build", "--runs", PROJECT_ROOT / "runs", "--output", index)
+    assert_clean_error(boards, "idx: holds files negplugins did not write (negplugins-index.json, notes.txt)")
+    guard.unchanged(allow_new=False)
+
+
+# -- index folders given to search ------------------------------------------------------------------
+
+@pytest.mark.parametrize("make, message", [
+    ("folder", "idx: is not a Lucene index (no segments_N file); expected a folder built by 'negplugins index' "
+               "or Pyserini"),
+    ("file", "idx: is not a folder; expected a Lucene index folder"),
+    ("faiss", "idx: is a faiss index built by negplugins, not a Lucene index"),
+    ("deep-manifest", "idx: is not a Lucene index (no segments_N file)"),
+    ("missing", "idx: index folder not found; expected a Lucene index"),
+])
+def test_search_bm25_refuses_an_index_that_is_not_lucene_before_java(tmp_path, guard, make, message):
+    index = tmp_path / "idx"
+    keep = tmp_path / "keep.txt"
+    keep.write_text("mine\n")
+    if make == "file":
+        index.write_text("mine\n")
+    elif make != "missing":
+        index.mkdir()
+        (index / "notes.txt").write_text("mine\n")
+        manifest = {"faiss": json.dumps({"format": 1, "kind": "faiss"}), "deep-manifest": DEEP}.get(make)
+        if manifest:
+            (index / "negplugins-index.json").write_text(manifest)
+    guard.arm(tmp_path)
+    result = run_cli("search", "bm25", "negplugins-demo", "--index", index, "-o", tmp_path / "run.trec")
+    assert_clean_error(result, message)
+    assert "IndexNotFoundException" not in result.stderr and not (tmp_path / "run.trec").exists()
+    guard.unchanged(allow_new=False)
+
+
 # -- user JSON: BEIR results ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, message", [

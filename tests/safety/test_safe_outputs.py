@@ -154,6 +154,7 @@ def test_a_second_leaderboard_build_waits_then_refuses_and_keeps_the_first_build
         guard.arm(project / "boards", partial)
         result = cli("leaderboard", "build", "--output", "boards", cwd=project, env={"NEGPLUGINS_LOCK_TIMEOUT": "1"})
         assert_clean_error(result, "another negplugins command is writing it", "waiting for another")
+        guard.unchanged(allow_new=False, partials=[partial])  # the first build's output and its work in progress
         assert (partial / "index.html").read_text() == "half done"
         assert json.loads((project / "boards" / MARKER).read_text())["written_by"] == "negplugins"
     finally:
@@ -274,6 +275,65 @@ def test_topics_does_not_replace_a_committed_topic_file(repo, cli, guard):
     result = cli("topics", DEMO, cwd=repo)
     assert_clean_error(result, f"topics/{DEMO}.tsv: is tracked by git", "--force")
     guard.unchanged(allow_new=False)
+
+
+# -- other file outputs: replaced only with --force, unless they already hold the same bytes -------
+
+def test_evaluate_report_onto_an_untracked_user_file_needs_force(project, cli, guard):
+    mine = project / "docs" / "thesis.md"  # not tracked (no repository at all): only --force replaces it
+    guard.arm(project)
+    result = cli("evaluate", DEMO, _run(project), "-o", mine, cwd=project)
+    assert_clean_error(result, "docs/thesis.md: exists and differs from what this command writes", "--force")
+    guard.unchanged(allow_new=False)
+    printed = cli("evaluate", DEMO, _run(project), cwd=project)
+    forced = cli("evaluate", DEMO, _run(project), "-o", mine, "--force", cwd=project)
+    assert printed.returncode == 0 and forced.returncode == 0, forced.stderr
+    assert mine.read_text() == printed.stdout  # the report replaced the file, exactly as it is printed
+
+
+def test_evaluate_report_rerun_is_a_no_op_and_another_report_needs_force(project, cli, guard):
+    report = project / "work" / "report.json"
+    args = ("evaluate", DEMO, _run(project), project / "runs" / DEMO / "bm25-negfilter.trec", "--json",
+            "--permutations", "100", "-o", report)
+    first = cli(*args, cwd=project)
+    assert first.returncode == 0 and first.stdout == f"wrote {report}\n", first.stderr
+    before = os.stat(report)
+    guard.arm(project)
+    again = cli(*args, cwd=project)  # the same report: nothing written (same inode, same mtime)
+    assert again.returncode == 0 and again.stdout == f"{report} already holds this report; left unchanged\n"
+    assert os.stat(report).st_ino == before.st_ino and os.stat(report).st_mtime_ns == before.st_mtime_ns
+    guard.unchanged(allow_new=False)
+    other = cli("evaluate", DEMO, _run(project), "-m", "P@5", "-o", report, cwd=project)
+    assert_clean_error(other, "report.json: exists and differs from what this command writes", "--force")
+    guard.unchanged(allow_new=False)
+
+
+def test_topics_over_an_untracked_user_file_needs_force_and_a_rerun_is_a_no_op(project, cli, guard):
+    mine = project / "topics" / f"{DEMO}.tsv"
+    mine.parent.mkdir()
+    mine.write_text("q1\tmy hand-edited topics\n")
+    guard.arm(project)
+    result = cli("topics", DEMO, cwd=project)
+    assert_clean_error(result, f"topics/{DEMO}.tsv: exists and differs from what this command writes", "--force")
+    guard.unchanged(allow_new=False)
+    forced = cli("topics", DEMO, "--force", cwd=project)
+    assert forced.returncode == 0 and forced.stdout == f"wrote 21 topics to topics/{DEMO}.tsv\n", forced.stderr
+    assert len(mine.read_text().splitlines()) == 21  # the demo's 21 queries (as evaluate's table counts them)
+    guard.arm(project)
+    again = cli("topics", DEMO, cwd=project)
+    assert again.returncode == 0 and "already holds these 21 topics; left unchanged" in again.stdout
+    guard.unchanged(allow_new=False)
+
+
+@pytest.mark.parametrize("command", ["topics", "evaluate"])
+def test_output_help_states_the_file_rule(capsys, command):
+    from negplugins.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "is replaced only with --force, unless it already holds exactly" in text, text
+    assert "even one tracked by git" in text, text
 
 
 # -- run outputs: inputs, sidecars, committed and hand-made runs ----------------------------------
@@ -421,6 +481,22 @@ def test_demo_refuses_a_workdir_subfolder_it_did_not_create(project, cli, guard)
     guard.unchanged(allow_new=False)
 
 
+def test_demo_refuses_a_workdir_that_is_a_file(project, cli, guard):
+    guard.arm(project)
+    result = cli("demo", "--workdir", "docs/thesis.md", cwd=project)
+    assert_clean_error(result, "docs/thesis.md: --workdir is not a folder")
+    guard.unchanged(allow_new=False)
+
+
+@pytest.mark.parametrize("command", [("index", DEMO, "--index"), ("leaderboard", "build", "--output"),
+                                     ("export", "beir", DEMO)])
+def test_a_folder_output_under_a_file_is_refused(project, cli, guard, command):
+    guard.arm(project)
+    result = cli(*command, "docs/thesis.md/out", cwd=project)
+    assert_clean_error(result, "docs/thesis.md/out: cannot be created, docs/thesis.md is not a folder")
+    guard.unchanged(allow_new=False)
+
+
 # -- interrupts ------------------------------------------------------------------------------------
 
 def _start_index(tmp_path, index):
@@ -455,6 +531,20 @@ def test_sigterm_during_index_cleans_up_and_the_next_run_builds(tmp_path, cli):
 
 
 @pytest.mark.java
+def test_sigint_during_index_exits_130_and_leaves_no_partial_or_corpus_copy(tmp_path, cli, guard):
+    (tmp_path / "mine.txt").write_text("mine\n")
+    guard.arm(tmp_path / "mine.txt")
+    index = tmp_path / "idx"
+    child = _start_index(tmp_path, index)  # the JVM has started: the corpus copy is written, Anserini is next
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr and stderr.strip().splitlines()[-1] == "negplugins: interrupted"
+    assert not index.exists() and _leftovers(tmp_path) == []  # no partial index, no corpus copy, no lock
+    guard.unchanged()
+
+
+@pytest.mark.java
 def test_sigkill_during_index_leaves_partials_that_the_next_run_removes(tmp_path, cli):
     index = tmp_path / "idx"
     child = _start_index(tmp_path, index)
@@ -479,6 +569,38 @@ def _workflow_commands() -> list[str]:
     return [c.replace("comlq", DEMO) for c in commands]
 
 
+def test_readme_commands_and_help_examples_write_only_into_ignored_folders():
+    """Every ``--output`` of the README's command blocks, and every example in ``--output`` help, is git-ignored.
+
+    A command copied from the README must leave ``git status`` clean: outputs go to ``work/`` (ignored),
+    never into the repository root or ``runs/`` (the committed contributions).
+    """
+    import re
+
+    from negplugins.cli import build_parser
+
+    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)
+    outputs = re.findall(r"(?:--output|-o)\s+(\S+)", "\n".join(blocks))
+    assert len(outputs) >= 8, outputs
+    examples = []
+
+    def walk(parser):
+        for action in parser._actions:
+            if "--output" in action.option_strings and action.help and "e.g." in action.help:
+                examples.append(action.help.split("e.g.", 1)[1].strip(" )"))
+            if isinstance(action.choices, dict):  # subcommands
+                for sub in set(action.choices.values()):
+                    walk(sub)
+
+    walk(build_parser())
+    assert len(examples) >= 2, examples  # search bm25 and import beir give one
+    ignored = subprocess.run(["git", "-C", str(PROJECT_ROOT), "check-ignore", "--no-index", *outputs, *examples],
+                             capture_output=True, text=True).stdout.split()
+    assert sorted(set(outputs + examples) - set(ignored)) == [], "outputs that git would show as untracked"
+    assert all(path.startswith("work/") for path in outputs + examples), outputs + examples
+
+
 @pytest.mark.java
 def test_readme_workflow_and_demo_leave_a_fresh_clone_clean(tmp_path, shared_data):
     clone = tmp_path / "clone"
@@ -486,12 +608,17 @@ def test_readme_workflow_and_demo_leave_a_fresh_clone_clean(tmp_path, shared_dat
     env = dict(os.environ, PYTHONPATH=str(clone), IR_DATASETS_EXT_MIRROR=str(shared_data))
     committed = {str(p): p.read_bytes() for p in [*(clone / "runs").rglob("*"), *(clone / "leaderboards").rglob("*")]
                  if p.is_file()}
-    for command in [*_workflow_commands(), "negplugins demo --workdir .",
+    # the workflow twice (a re-run is allowed and, for topics, a no-op), then the demo and an export
+    for command in [*_workflow_commands(), *_workflow_commands(), "negplugins demo --workdir .",
                     f"negplugins export beir {DEMO} beir/{DEMO}"]:
         args = command.split()[1:]
         result = subprocess.run([os.sys.executable, "-m", "negplugins", *args], cwd=clone, env=env,
                                 capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, (command, result.stderr)
+        if args[0] == "topics":
+            topics_messages.append(result.stdout)
+    assert topics_messages == [f"wrote 21 topics to topics/{DEMO}.tsv\n",
+                               f"topics/{DEMO}.tsv already holds these 21 topics; left unchanged\n"]
     assert (clone / "work" / DEMO / "bm25.trec").is_file() and (clone / DEMO / "runs" / "bm25.trec").is_file()
     status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True)
     assert status.stdout == "", status.stdout  # everything written is git-ignored
