@@ -12,7 +12,7 @@ points accept them, also mixed with standard measures::
 Negatives are judgements with relevance < 0. Every measure, standard or negation, scores the suite's
 one ranking (score descending at full precision, ties by doc_id descending), documented and enforced in
 :mod:`negplugins.measures.ranking`; PairedAcc compares raw scores, so a tie counts as wrong there. Each measure is averaged only over the
-queries it is defined on (see the suite's METRICS.md); values are never rounded. Qrels without
+queries it is defined on (see docs/measures.md); values are never rounded. Qrels without
 negatives raise :class:`NoNegativesWarning` and the measures are absent from the results.
 """
 

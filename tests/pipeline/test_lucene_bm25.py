@@ -143,7 +143,7 @@ def test_topic_order_follows_pyserini():
 
 @pytest.mark.realdata
 def test_comlq_bm25_reproduces_the_measured_anchor(comlq_mirror, tmp_path):
-    """Stock Pyserini BM25 defaults, top 100, over ComLQ: nDCG@10 = 0.656 (TOOLCHAIN.md)."""
+    """Stock Pyserini BM25 defaults, top 100, over ComLQ: nDCG@10 = 0.656 (docs/toolchain.md)."""
     from negplugins.evaluation.scoring import evaluate
 
     run = tmp_path / "bm25.trec"
