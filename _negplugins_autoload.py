@@ -14,12 +14,17 @@ loaded), and acts when one of these packages is first imported:
 So ``ir_measures comlq run.trec "RightRank@10 nDCG@10"``, ``ir_datasets export comlq queries`` and
 ``python -m pyserini.search.lucene ...`` work with no extra import. Set ``NEGPLUGINS_AUTOLOAD=0`` to
 switch the hook off; the ``negplugins-*`` console scripts then do the same explicitly.
+
+An action that fails does not fail the user's import: the package is imported without the suite, and one
+line on stderr names the action and the error. ``NEGPLUGINS_DEBUG=1`` prints the full traceback instead
+(the ``.pth`` line does the same when this module itself cannot be imported).
 """
 
 import os
 import sys
 
 ENV_VAR = "NEGPLUGINS_AUTOLOAD"
+DEBUG_ENV = "NEGPLUGINS_DEBUG"
 
 # module -> (action before it executes, action after it executes): "module:function" calls the function,
 # a bare "module" is only imported, None does nothing. Each action imports only what it needs: registering
@@ -32,16 +37,32 @@ _ACTIONS = {
 }
 
 
-def _call(action):
+def _debug():
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _call(action, package):
+    """Run ``action``; an error is reported on stderr (traceback with NEGPLUGINS_DEBUG=1), never raised."""
     module_name, _, function = action.partition(":")
-    __import__(module_name)
-    if function:
-        getattr(sys.modules[module_name], function)()
+    try:
+        __import__(module_name)
+        if function:
+            getattr(sys.modules[module_name], function)()
+    except Exception as error:  # the user's import of ``package`` goes on without the suite
+        hint = f" (set {DEBUG_ENV}=1 for the traceback)"
+        if _debug():
+            import traceback
+
+            traceback.print_exception(error, file=sys.stderr)
+            hint = ""
+        print(f"negplugins: the import hook's {action} for {package} failed, {package} is used without the suite: "
+              f"{type(error).__name__}: {error}{hint}", file=sys.stderr)
 
 
 class _HookedLoader:
-    def __init__(self, loader, before, after):
+    def __init__(self, loader, package, before, after):
         self._loader = loader
+        self._package = package
         self._before = before
         self._after = after
 
@@ -50,10 +71,10 @@ class _HookedLoader:
 
     def exec_module(self, module):
         if self._before:
-            _call(self._before)
+            _call(self._before, self._package)
         self._loader.exec_module(module)
         if self._after:
-            _call(self._after)
+            _call(self._after, self._package)
 
     def __getattr__(self, name):  # get_resource_reader, is_package, ... of the wrapped loader
         return getattr(self._loader, name)
@@ -72,7 +93,7 @@ class AutoloadFinder:
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
                 if spec.loader is not None:
-                    spec.loader = _HookedLoader(spec.loader, *actions)
+                    spec.loader = _HookedLoader(spec.loader, fullname, *actions)
                 return spec
         return None
 

@@ -34,10 +34,15 @@ from typing import Iterator
 
 import ir_datasets
 
-import ir_datasets_ext  # noqa: F401  (registers the suite's datasets)
-from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks
+from ._compat import upstream
 
-from .errors import UnknownDatasetError
+# before ir_datasets_ext registers the datasets in ir_datasets.registry: a moved registry is named in a warning
+upstream.check("ir_datasets")
+
+import ir_datasets_ext  # noqa: E402, F401  (registers the suite's datasets)
+from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks  # noqa: E402
+
+from .errors import UnknownDatasetError  # noqa: E402
 
 __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
            "ordered_subsets", "query_groups", "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset",

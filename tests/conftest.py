@@ -2,11 +2,15 @@
 
 Every test runs with its own ``IR_DATASETS_HOME`` (nothing touches the user's cache) and without a mirror
 unless it asks for one. ``shared_data`` is ``../shared/data`` beside the project root, the real ComLQ
-release; tests that need it are marked ``realdata`` and skipped when it is absent.
+release; tests that need it are marked ``realdata``. Without it they are skipped, except in CI
+(``CI=true``), where a missing real data folder fails them: CI runs with ``../shared/`` in place, and a
+silent skip there would pass a run that checked nothing. :func:`missing_real_data` is that one rule, for the
+marker, the ``shared_data`` fixture and any test that finds its real data missing (fixture of the same name).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +18,7 @@ import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+REAL_RELEASE = SHARED_DATA / "comlq" / "dataset.zip"
 
 # tests/datasets/dataset_fixtures.py writes every benchmark's files in their real formats; all test folders use it
 sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
@@ -27,10 +32,34 @@ def isolated_ir_datasets_home(tmp_path_factory, monkeypatch):
     return home
 
 
+def real_data_required() -> bool:
+    """Whether a missing real data folder fails a test instead of skipping it: in CI (``CI=true``)."""
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def missing_real_data(reason: str):
+    """End a test whose real data is not here: skipped, or failed when :func:`real_data_required`."""
+    if real_data_required():
+        pytest.fail(f"{reason}; CI=true, where the real data must be present", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_runtest_setup(item):
+    """Every test marked ``realdata`` needs the real ComLQ release, whether or not it asks for ``shared_data``."""
+    if item.get_closest_marker("realdata") is not None and not REAL_RELEASE.is_file():
+        missing_real_data(f"the real ComLQ release is not at {REAL_RELEASE}")
+
+
+@pytest.fixture(name="missing_real_data")
+def missing_real_data_fixture():
+    """:func:`missing_real_data`, for a test that finds out during its run that its real data is missing."""
+    return missing_real_data
+
+
 @pytest.fixture
 def shared_data():
-    if not (SHARED_DATA / "comlq" / "dataset.zip").is_file():
-        pytest.skip(f"the real ComLQ release is not at {SHARED_DATA}/comlq/dataset.zip")
+    if not REAL_RELEASE.is_file():
+        missing_real_data(f"the real ComLQ release is not at {REAL_RELEASE}")
     return SHARED_DATA
 
 

@@ -39,9 +39,11 @@ def test_grades_origins_and_evidence_counts(comlq_mirror):
     dataset = ir_datasets.load("comlq")
     grades = {}
     judged = {}
+    query_grades = {}
     for qrel in dataset.qrels_iter():
         grades[qrel.relevance] = grades.get(qrel.relevance, 0) + 1
         judged[qrel.query_id] = judged.get(qrel.query_id, 0) + 1
+        query_grades.setdefault(qrel.query_id, set()).add(qrel.relevance)
     assert grades == {2: 1458, 1: 3143}
     assert set(dataset.qrels_defs()) == {1, 2}
     origins = {}
@@ -52,8 +54,15 @@ def test_grades_origins_and_evidence_counts(comlq_mirror):
         assert query.num_evidence == judged[query.query_id]
         if "_" in query.type:
             assert int(query.type.split("_")[1]) == query.num_evidence
-        # grade 2 exactly when a single passage holds the evidence
         assert query.structure == query.type.split("_")[0]
+        # grade 2 exactly when a single passage holds the evidence, 1 for each passage when it is split over 2 or 3
+        assert query_grades[query.query_id] == ({2} if query.num_evidence == 1 else {1}), query.query_id
+    evidence = {}
+    for query in dataset.queries_iter():
+        evidence[query.num_evidence] = evidence.get(query.num_evidence, 0) + 1
+    # counted from the release: 1,458 single-passage queries, one grade-2 judgement each (the 1,458 above);
+    # 1,210 x 2 + 241 x 3 = 3,143 grade-1 judgements
+    assert evidence == {1: 1458, 2: 1210, 3: 241}
 
 
 @pytest.mark.parametrize("structure", comlq.STRUCTURES)

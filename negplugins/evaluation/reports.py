@@ -6,10 +6,11 @@
   ``mean`` (overall ``subset=all`` or per subset), ``queries`` (queries averaged), ``value`` (per
   query), or a test result against the baseline (``mean_diff``, ``ci95_low``, ``ci95_high``, ``p_t``,
   ``p_t_holm``, ``p_randomization``, ``p_randomization_holm``, ``n``);
-* ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best value of
-  each column is bold and a dagger marks a significant difference from the baseline (Holm-corrected
-  randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05). Per-query values are
-  not written as LaTeX.
+* ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best overall value
+  of each column is bold (the smallest for a lower-is-better measure such as NegRecall; values are compared
+  as printed, so every run tied for best is bold) and a dagger marks a significant difference from the
+  baseline (Holm-corrected randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05).
+  Per-query values are not written as LaTeX.
 """
 
 from __future__ import annotations

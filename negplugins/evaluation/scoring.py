@@ -6,7 +6,7 @@ Subsets are the values of the dataset's breakdown field (ComLQ ``structure``, Bo
 ``question_type``, demo ``kind``; see :func:`negplugins.datasets.breakdown_field`). Queries judged in
 the qrels but absent from the run count as zero for standard measures, as in trec_eval and
 ir_measures. The negation measures have a value only for the queries they are defined on (see
-METRICS.md); every mean, overall and per subset, is over the queries that have a value, so
+docs/measures.md); every mean, overall and per subset, is over the queries that have a value, so
 BoolQuestions' NegRecall over all questions is pooled over the questions with negatives, not a mean
 of the per-type scores.
 

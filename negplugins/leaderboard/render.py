@@ -41,10 +41,20 @@ def _e(text) -> str:
 
 
 def _best(record, measure):
+    """The best overall value of ``measure``: the smallest for a lower-is-better measure, else the largest."""
     values = [r["overall"][measure] for r in record["runs"] if r["overall"][measure] is not None]
     if not values:
         return None
     return min(values) if measure in record["lower_is_better"] else max(values)
+
+
+def _is_best(record, value, best) -> bool:
+    """Whether a run's value is marked best: it shows as the best value does (every run tied for best is marked).
+
+    Values are compared as shown (:func:`_num`, 4 decimals), so two cells that read the same are both marked or
+    neither is; with a single run nothing is marked.
+    """
+    return value is not None and best is not None and len(record["runs"]) > 1 and _num(value) == _num(best)
 
 
 def _marker(run, measure) -> bool:
@@ -76,7 +86,7 @@ def markdown(record) -> str:
         for m in measures:
             value = run["overall"][m]
             text = _num(value) + ("†" if _marker(run, m) else "")
-            if value is not None and best[m] is not None and value == best[m] and len(record["runs"]) > 1:
+            if _is_best(record, value, best[m]):
                 text = f"**{text}**"
             cells.append(text)
         name = _md(run["name"]) + (" (baseline)" if run["name"] == record["baseline"] else "")
@@ -189,7 +199,7 @@ def html_page(record) -> str:
                 tip = (f" title=\"vs {_e(record['baseline'])}: diff {test['mean_diff']:+.4f}, 95% CI "
                        f"[{_num(ci[0])}, {_num(ci[1])}], p (randomization, Holm) {_num(test['p_randomization_holm'])}, "
                        f"n={test['n']}\"")
-            classes = "num best" if (value is not None and value == best[m] and len(record["runs"]) > 1) else "num"
+            classes = "num best" if _is_best(record, value, best[m]) else "num"
             data = "" if value is None else f"{value:.6f}"
             cells.append(f"<td class=\"{classes}\" data-value=\"{data}\"{tip}>{_num(value)}"
                          f"{'†' if _marker(run, m) else ''}</td>")

@@ -12,16 +12,24 @@ points accept them, also mixed with standard measures::
 Negatives are judgements with relevance < 0. Every measure, standard or negation, scores the suite's
 one ranking (score descending at full precision, ties by doc_id descending), documented and enforced in
 :mod:`negplugins.measures.ranking`; PairedAcc compares raw scores, so a tie counts as wrong there. Each measure is averaged only over the
-queries it is defined on (see the suite's METRICS.md); values are never rounded. Qrels without
+queries it is defined on (see docs/measures.md); values are never rounded. Qrels without
 negatives raise :class:`NoNegativesWarning` and the measures are absent from the results.
 """
 
-from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better
-from .parsing import parse_measures
-from .provider import IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning
-from .._compat.ir_measures import register
+#: True while this package is being imported. Its first import of ir_measures runs the import hook's
+#: ``negplugins._compat.plugins.register_measures``, which then leaves the registration to the
+#: :func:`register` call at the end of this file (the declarations are not loaded yet at that point).
+importing = True
+
+from .declarations import (  # noqa: E402
+    LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better)
+from .parsing import parse_measures  # noqa: E402
+from .provider import (  # noqa: E402
+    IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning)
+from .._compat.ir_measures import register  # noqa: E402
 
 register()
+importing = False
 
 __all__ = [
     'PosRR', 'DeltaMRR', 'DeltaR', 'RightRank', 'PairedAcc', 'NegRecall', 'LSNC', 'MEASURES',

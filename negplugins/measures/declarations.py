@@ -5,7 +5,7 @@ values are computed by :mod:`negplugins.measures.provider`. The exported objects
 cutoff explicitly, so ``RightRank``, ``RightRank@10`` and ``parse_measure("RightRank")`` are one and
 the same measure (and one key in ``calc_aggregate``'s result).
 
-Each measure is defined on some queries only (see the suite's METRICS.md): its ``DEFAULT``, the
+Each measure is defined on some queries only (see docs/measures.md and each class below): its ``DEFAULT``, the
 value ir_measures fills in for a qrels query a provider did not emit, is NaN ("undefined"), and its
 aggregator leaves those NaNs out of the mean.
 """

@@ -1,4 +1,4 @@
-"""Per-query values of the rank-based negation measures, exactly as the suite's METRICS.md defines them.
+"""Per-query values of the rank-based negation measures, exactly as docs/measures.md defines them.
 
 Each formula takes a query's :class:`Judgements`, the ranks of its judged documents in the run (see
 :func:`negplugins.measures.ranking.judged_ranks`; a missing document has no rank and is never in the

@@ -1,4 +1,4 @@
-"""Writers of small fixture files in exactly the real source formats (see ../shared/FORMATS.md).
+"""Writers of small fixture files in exactly the real source formats (see docs/formats.md).
 
 Each ``write_*`` function takes the mirror root (``IR_DATASETS_EXT_MIRROR``) and lays the files out as
 ``<mirror>/<benchmark>/<original file path>``; it returns what the tests need to know about them.

@@ -2,6 +2,8 @@
 
 import io
 import json
+import re
+from importlib import resources
 
 import ir_datasets
 import pytest
@@ -19,11 +21,31 @@ QUERY_IDS = [
 ]
 
 
+def _bibliography() -> dict[str, str]:
+    """BibTeX key -> entry, from the family entry (``_``) of each documentation file of the suite."""
+    entries = {}
+    for path in resources.files("ir_datasets_ext").joinpath("docs").iterdir():
+        family = util.Documentation(f"docs/{path.name}").get_key("_") or {}
+        if "bibtex" in family:
+            entries[re.match(r"@\w+\{([^,\s]+),", family["bibtex"]).group(1)] = family["bibtex"]
+    return entries
+
+
+def test_the_bibliography_is_read():
+    assert set(_bibliography()) == {"Xu2026ComLQ", "Zhang2024ExcluIR", "Weller2024NevIR", "Zhang2024BoolQuestions",
+                                    "Qiu2022DuReaderRetrieval"}
+
+
 @pytest.mark.parametrize("dataset_id", QUERY_IDS + ["excluir", "dureader-retrieval"])
 def test_registered_with_documentation_and_nothing_fetched(dataset_id, isolated_ir_datasets_home):
     dataset = ir_datasets.load(dataset_id)
     documentation = dataset.documentation()
-    assert documentation.get("desc") and "bibtex" in documentation or documentation.get("bibtex_ids")
+    assert isinstance(documentation.get("desc"), str) and documentation["desc"].strip()
+    # cited either by its own BibTeX entry or by keys that each resolve to an entry of the suite's documentation
+    cited = documentation.get("bibtex_ids") or []
+    assert cited and set(cited) <= set(_bibliography())
+    if "bibtex" in documentation:
+        assert all(_bibliography()[key] == documentation["bibtex"] for key in cited)
     assert dataset.has_docs()
     assert list(isolated_ir_datasets_home.iterdir()) == []
 

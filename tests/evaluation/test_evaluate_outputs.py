@@ -72,3 +72,72 @@ def test_cli_evaluate_formats(runs, capsys, tmp_path):
     assert main(["evaluate", "negplugins-demo", a, b, "--format", "json", "-o", str(out)]) == 0
     assert json.loads(out.read_text())["baseline"] == "a.trec"
     assert main(["evaluate", "negplugins-demo", a, "--baseline", "zzz"]) == 2
+
+
+# -- values, not only the shape: every number below is computed by hand from the demo qrels ---------------------
+# (ir_datasets_ext/etc/negplugins-demo/qrels.tsv: 21 queries, each with one positive or more; all but q21 have a
+# negative. Kinds: q01-q04 exclusion, q05-q12 negation-pair, q13/q19/q21 and, q14/q17 or, q15/q16/q18/q20 not.)
+# Run a ranks q01 [d01+, d02-], q02 [d04-, d03+], q05 [d09+, d10-]:
+#   RR@10: q01 1, q02 1/2, q05 1, the other 18 queries 0 -> 2.5 / 21 overall; exclusion 1.5 / 4; negation-pair 1 / 8.
+#   NegRecall@10 (queries with a negative): q01, q02, q05 retrieve their one negative (1 each), the other 17 none
+#   -> 3 / 20 overall; exclusion 2 / 4; negation-pair 1 / 8; and, or, not 0.
+HAND = {("all", "RR@10"): 2.5 / 21, ("all", "NegRecall@10"): 3 / 20,
+        ("exclusion", "RR@10"): 1.5 / 4, ("exclusion", "NegRecall@10"): 2 / 4,
+        ("negation-pair", "RR@10"): 1 / 8, ("negation-pair", "NegRecall@10"): 1 / 8,
+        **{(kind, m): 0.0 for kind in ("and", "or", "not") for m in ("RR@10", "NegRecall@10")}}
+
+
+def test_csv_values_are_the_hand_computed_ones(runs):
+    result = evaluate("negplugins-demo", runs[0], measures=["RR@10", "NegRecall@10"], per_query=True)
+    rows = list(csv.DictReader(io.StringIO(render(result, "csv", per_query=True))))
+    cells = {(r["subset"], r["query_id"], r["measure"], r["statistic"]): r["value"] for r in rows}
+    assert len(cells) == len(rows) == 12 + 2 + 21 + 20  # means, query counts, per-query RR and NegRecall values
+    assert {r["run"] for r in rows} == {"a.trec"}
+    for (subset, measure), value in HAND.items():
+        assert float(cells[(subset, "", measure, "mean")]) == pytest.approx(value, abs=1e-12), (subset, measure)
+    assert cells[("all", "", "RR@10", "queries")] == "21" and cells[("all", "", "NegRecall@10", "queries")] == "20"
+    per_query = {(q, m): float(v) for (_, q, m, statistic), v in cells.items() if statistic == "value"}
+    assert per_query[("q01", "RR@10")] == 1.0 and per_query[("q02", "RR@10")] == 0.5
+    assert per_query[("q05", "RR@10")] == 1.0 and per_query[("q03", "RR@10")] == 0.0
+    assert per_query[("q01", "NegRecall@10")] == per_query[("q02", "NegRecall@10")] == 1.0
+    assert per_query[("q13", "NegRecall@10")] == 0.0 and ("q21", "NegRecall@10") not in per_query
+    assert cells[("negation-pair", "q05", "RR@10", "value")] == "1.0"  # the query's subset is its kind
+    assert sum(per_query[(q, "RR@10")] for q, m in per_query if m == "RR@10") / 21 == pytest.approx(2.5 / 21)
+
+
+def test_latex_cells_are_the_hand_computed_values(runs):
+    result = evaluate("negplugins-demo", runs[0], measures=["RR@10", "NegRecall@10"])
+    lines = render(result, "latex").splitlines()
+    body = lines[lines.index(r"\midrule") + 1:lines.index(r"\bottomrule")]
+    assert body == [r"all & 0.1190 & 0.1500 \\", r"\midrule", r"exclusion & 0.3750 & 0.5000 \\",
+                    r"negation-pair & 0.1250 & 0.1250 \\", r"and & 0.0000 & 0.0000 \\", r"or & 0.0000 & 0.0000 \\",
+                    r"not & 0.0000 & 0.0000 \\"]
+    assert r"\textbf" not in "\n".join(lines)  # one run: nothing to mark as best
+
+
+@pytest.fixture
+def three_runs(trec, tmp_path):
+    """q01 only (d01 its positive, d02 its negative): a ranks [d01, d02], b [d01], c [d02, d01].
+
+    RR@10 over 21 queries: a 1/21, b 1/21 (a tie for best), c 0.5/21. NegRecall@10 over the 20 queries with a
+    negative: a 1/20, b 0 (the best: lower is better), c 1/20.
+    """
+    return [trec(tmp_path / "a.trec", {"q01": ["d01", "d02"]}), trec(tmp_path / "b.trec", {"q01": ["d01"]}),
+            trec(tmp_path / "c.trec", {"q01": ["d02", "d01"]})]
+
+
+def test_latex_bold_marks_the_smallest_negrecall_and_every_run_tied_for_best(three_runs):
+    cmp = evaluate_runs("negplugins-demo", three_runs, measures=["RR@10", "NegRecall@10"])
+    lines = render(cmp, "latex").splitlines()
+    assert lines[4:7] == [r"a.trec (baseline) & \textbf{0.0476} & 0.0500 \\",
+                          r"b.trec & \textbf{0.0476} & \textbf{0.0000} \\",
+                          r"c.trec & 0.0238 & 0.0500 \\"]
+    rows = list(csv.DictReader(io.StringIO(render(cmp, "csv"))))
+    means = {(r["run"], r["measure"]): float(r["value"]) for r in rows
+             if r["subset"] == "all" and r["statistic"] == "mean"}
+    assert means == pytest.approx({("a.trec", "RR@10"): 1 / 21, ("a.trec", "NegRecall@10"): 1 / 20,
+                                   ("b.trec", "RR@10"): 1 / 21, ("b.trec", "NegRecall@10"): 0.0,
+                                   ("c.trec", "RR@10"): 0.5 / 21, ("c.trec", "NegRecall@10"): 1 / 20})
+    diffs = {(r["run"], r["measure"]): float(r["value"]) for r in rows if r["statistic"] == "mean_diff"}
+    assert diffs == pytest.approx({("b.trec", "RR@10"): 0.0, ("b.trec", "NegRecall@10"): -1 / 20,
+                                   ("c.trec", "RR@10"): -0.5 / 21, ("c.trec", "NegRecall@10"): 0.0})

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 
 import pytest
 
@@ -166,7 +167,7 @@ def test_unavailable_dataset_named(tmp_path, trec, monkeypatch):
         build(runs, tmp_path / "out")
 
 
-def test_committed_leaderboards_are_current(monkeypatch):
+def test_committed_leaderboards_are_current(monkeypatch, missing_real_data):
     """The committed leaderboards/ match a rebuild of runs/ (what CI runs as 'negplugins leaderboard check')."""
     from leaderboard_paths import PROJECT_ROOT, SHARED_DATA
 
@@ -180,5 +181,67 @@ def test_committed_leaderboards_are_current(monkeypatch):
     except ContributionError:
         raise
     except UserError as error:
-        pytest.skip(f"a dataset's data is not available here: {error}")
+        missing_real_data(f"a dataset's data is not available here: {error}")
     assert differences == []
+
+
+def _markdown_cells(text, measure):
+    """{run name: the cell of ``measure``} from a leaderboard's Markdown table."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| # | System"))
+    header = [cell.strip() for cell in lines[start].strip("|").split("|")]
+    column = header.index(measure)
+    cells = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        row = [cell.strip() for cell in line.strip("|").split("|")]
+        cells[row[2].removesuffix(" (baseline)")] = row[column]
+    return cells
+
+
+def _html_best(text, measure_index):
+    """{run name: whether its cell of the measure_index-th measure is marked best} from the HTML table."""
+    table = text[text.index('<table id="leaderboard"'):]
+    table = table[:table.index("</table>")]
+    marked = {}
+    for name, row in re.findall(r'<tr data-run="([^"]+)">(.*?)</tr>', table):
+        classes = re.findall(r'<td class="([^"]*)"', row)  # the position (#), then one per measure
+        marked[name] = classes[1 + measure_index] == "num best"
+    return marked
+
+
+def test_best_is_the_smallest_for_lower_is_better_and_every_tied_run(tmp_path, trec):
+    """q01 only (d01 its positive, d02 its negative): a ranks [d01, d02], b [d01], c [d02, d01].
+
+    By hand: NegRecall@10 (lower is better) a 1/20, b 0, c 1/20, so only b is best; RR@10 a 1/21 = b 1/21 > c,
+    a tie: both a and b are marked; PairedAcc is 0 for all three (no pair ranked), so all three are.
+    """
+    root = tmp_path / "runs"
+    for name, ranking in (("a", {"q01": ["d01", "d02"]}), ("b", {"q01": ["d01"]}), ("c", {"q01": ["d02", "d01"]})):
+        contribute(root, trec, name, ranking)
+    build(root, tmp_path / "out")
+    record = json.loads((tmp_path / "out" / "negplugins-demo.json").read_text())
+    assert record["lower_is_better"] == ["NegRecall@10"]
+    markdown = (tmp_path / "out" / "negplugins-demo.md").read_text()
+    assert _markdown_cells(markdown, "NegRecall@10 ↓") == {"a": "0.0500", "b": "**0.0000**", "c": "0.0500"}
+    assert _markdown_cells(markdown, "RR@10") == {"a": "**0.0476**", "b": "**0.0476**", "c": "0.0238"}
+    assert _markdown_cells(markdown, "PairedAcc") == {"a": "**0.0000**", "b": "**0.0000**", "c": "**0.0000**"}
+    html = (tmp_path / "out" / "negplugins-demo.html").read_text()
+    measures = record["measures"]
+    assert _html_best(html, measures.index("NegRecall@10")) == {"a": False, "b": True, "c": False}
+    assert _html_best(html, measures.index("RR@10")) == {"a": True, "b": True, "c": False}
+
+
+def test_values_that_show_the_same_are_both_marked_best():
+    """A tie is judged on the value as shown (4 decimals): 0.58552 and 0.58548 both read 0.5855."""
+    from negplugins.leaderboard.render import _best, _is_best
+
+    record = {"runs": [{"overall": {"m": 0.58552}}, {"overall": {"m": 0.58548}}, {"overall": {"m": 0.5854}}],
+              "lower_is_better": []}
+    best = _best(record, "m")
+    assert best == 0.58552
+    assert [_is_best(record, r["overall"]["m"], best) for r in record["runs"]] == [True, True, False]
+    record["lower_is_better"] = ["m"]
+    best = _best(record, "m")
+    assert best == 0.5854 and [_is_best(record, r["overall"]["m"], best) for r in record["runs"]] == [False, False, True]

