@@ -61,6 +61,7 @@ SPEC = register_benchmark(Benchmark(
     subsets=QUESTION_TYPES,
     negatives="the question's negative passages",
     docs=f"docs/{NAME}.yaml",
+    negation_split=("question_type", ("not",)),
 ))
 
 
