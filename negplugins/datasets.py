@@ -14,7 +14,8 @@ from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks
 from .errors import UnknownDatasetError
 
 __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
-           "ordered_subsets", "query_groups", "negation_field", "negation_groups", "NEGATION", "NO_NEGATION", "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset"]
+           "ordered_subsets", "query_groups", "negation_field", "negation_groups", "NEGATION", "NO_NEGATION",
+           "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset"]
 
 def load(dataset_id: str):
     """Return the registered dataset ``dataset_id``.

@@ -28,8 +28,9 @@ from ..measures.ranking import canonical_order
 from ..options import MAX_HITS, check_int
 from .results import Evaluation, clean_float
 
-__all__ = ["DEFAULT_K", "MAX_VALUES", "NOT_IN_CORPUS", "DocFieldShares", "Removal", "Diagnostics", "doc_fields",
-           "doc_field_values", "top_k_shares", "check_options", "share_breakdown", "without_docs", "parse_without", "diagnose"]
+__all__ = ["DEFAULT_K", "MAX_VALUES", "NOT_IN_CORPUS", "DocFieldShares", "Removal", "Diagnostics",
+           "doc_fields", "doc_field_values", "top_k_shares", "check_options", "share_breakdown", "without_docs",
+           "parse_without", "diagnose"]
 
 #: Depth of the top-k shares unless given (``--by-doc-field-k``).
 DEFAULT_K = 10
