@@ -95,6 +95,19 @@ class Benchmark:
         The docs YAML, relative to this package, whose ``_`` entry holds the citation.
     reported : tuple of Reported
         The numbers its paper reports, for reference rows beside the leaderboards.
+    reproduction_notes : mapping
+        Why the suite's number for a system of the paper differs from the paper's, system (as in
+        :attr:`Reported.system`) -> one paragraph of facts (the reproduction page shows it beside the gap).
+    doc_field : str, optional
+        A categorical field of its documents (ComLQ ``origin``): the leaderboards break each run's top 10
+        down by its values (``negplugins evaluate --by-doc-field`` does it for any such field).
+    doc_field_without : tuple of str
+        Values of :attr:`doc_field` whose documents the leaderboards also remove before scoring again
+        (ComLQ ``generated``: the LLM-written passages).
+    negation_split : tuple, optional
+        ``(query field, values)``: the queries whose field has one of the values are the negation queries,
+        the others the queries without negation (ComLQ ``("has_negation", (True,))``); evaluations and
+        leaderboards give both aggregates.
     measures_hook : callable, optional
         Replaces :attr:`measures` where the benchmark's choice depends on the dataset id or its qrels.
     measures_note : str
@@ -116,6 +129,10 @@ class Benchmark:
     language: str = "en"
     docs: str | None = None
     reported: tuple[Reported, ...] = ()
+    reproduction_notes: Mapping[str, str] = field(default_factory=dict)
+    doc_field: str | None = None
+    doc_field_without: tuple[str, ...] = ()
+    negation_split: tuple[str, tuple] | None = None
     measures_hook: MeasuresHook | None = field(default=None, repr=False, compare=False)
     measures_note: str = ""
 
@@ -151,6 +168,17 @@ class Benchmark:
     def reported_for(self, dataset_id: str, subset: str | None = None) -> list[Reported]:
         """The paper's numbers on ``dataset_id`` (for one subset, or the whole dataset when None)."""
         return [r for r in self.reported if r.dataset == dataset_id and r.subset == subset]
+
+    def reported_systems(self, dataset_id: str | None = None) -> list[str]:
+        """The systems the paper reports numbers for (on ``dataset_id`` only, when given), in the spec's order."""
+        systems = [r.system for r in self.reported if dataset_id is None or r.dataset == dataset_id]
+        return list(dict.fromkeys(systems))
+
+    def is_negation(self, value) -> bool | None:
+        """Whether a query whose :attr:`negation_split` field has ``value`` is a negation query (None: no split)."""
+        if self.negation_split is None:
+            return None
+        return value in self.negation_split[1]
 
 
 _BENCHMARKS: dict[str, Benchmark] = {}

@@ -85,13 +85,24 @@ def _cmd_evaluate(args) -> int:
         from .io.outputs import check_replaceable_file
 
         check_replaceable_file(args.output, inputs=inputs, force=args.force)
+    if args.by_doc_field or args.without_docs or args.by_doc_field_k is not None:  # before the (long) evaluation
+        from .evaluation.diagnostics import check_options
+
+        check_options(args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or ())
     if len(args.run) == 1 and args.baseline is None:
         result = evaluate(args.dataset, args.run[0], measures=args.measures, per_query=args.per_query)
     else:
         result = evaluate_runs(args.dataset, args.run, measures=args.measures, per_query=args.per_query,
                                baseline=args.baseline if args.baseline is not None else 0,
                                permutations=args.permutations, progress=True)
-    text = render(result, fmt, per_query=args.per_query)
+    diagnostics = None
+    if args.by_doc_field or args.without_docs:
+        from .evaluation.diagnostics import diagnose
+
+        labels = [ev.label for ev in getattr(result, "evaluations", [result])]
+        diagnostics = diagnose(args.dataset, args.run, field=args.by_doc_field, k=args.by_doc_field_k or 10,
+                               without=args.without_docs or (), measures=args.measures, names=labels, validate=False)
+    text = render(result, fmt, per_query=args.per_query, diagnostics=diagnostics)
     if args.output:
         from .io.outputs import write_file_output
 
@@ -198,6 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--permutations", type=bounded_int(1, MAX_PERMUTATIONS), default=10000,
                    help=f"permutations of the randomization test, 1 to {MAX_PERMUTATIONS} (default: 10000; "
                         "exact below 2^n)")
+    p.add_argument("--by-doc-field", metavar="FIELD",
+                   help="also give each run's share of its top k (--by-doc-field-k) from each value of this "
+                        "categorical document field, overall and per subset (ComLQ: origin)")
+    p.add_argument("--by-doc-field-k", type=bounded_int(1, MAX_HITS), metavar="K",
+                   help=f"depth of --by-doc-field, 1 to {MAX_HITS} (default: 10)")
+    p.add_argument("--without-docs", action="append", metavar="FIELD=VALUE",
+                   help="also score the runs with the documents whose FIELD is VALUE removed from the runs and the "
+                        "qrels (ComLQ: origin=generated, the LLM-written passages); repeatable, one removal each")
     p.set_defaults(func=_cmd_evaluate)
 
     p = commands.add_parser("validate", help="check a TREC run against a dataset (format, ids, rank order)",

@@ -45,8 +45,9 @@ from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks  # noq
 from .errors import UnknownDatasetError  # noqa: E402
 
 __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
-           "ordered_subsets", "query_groups", "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset",
-           "normalise_text", "document_fields", "document_text", "iter_docs_for_indexing"]
+           "ordered_subsets", "query_groups", "negation_field", "negation_groups", "NEGATION", "NO_NEGATION",
+           "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset", "normalise_text", "document_fields",
+           "document_text", "iter_docs_for_indexing"]
 
 def load(dataset_id: str):
     """Return the registered dataset ``dataset_id``.
@@ -117,6 +118,35 @@ def query_groups(dataset) -> dict[str, str]:
     if field is None:
         return {}
     return {q.query_id: str(getattr(q, field)) for q in dataset.queries_iter()}
+
+
+#: The two groups of a benchmark's negation split (see :func:`negation_groups`).
+NEGATION, NO_NEGATION = "negation", "no negation"
+
+
+def negation_field(dataset) -> str | None:
+    """The query field that marks a dataset's negation queries (its benchmark's ``negation_split``).
+
+    None outside the suite's benchmarks, for a benchmark without a split, or when the queries lack the field.
+    """
+    spec = benchmark(dataset)
+    if spec is None or spec.negation_split is None:
+        return None
+    field = spec.negation_split[0]
+    return field if field in getattr(dataset.queries_cls(), "_fields", ()) else None
+
+
+def negation_groups(dataset) -> dict[str, str]:
+    """``{query_id: NEGATION or NO_NEGATION}`` by the benchmark's ``negation_split``; empty without one.
+
+    ComLQ: ``has_negation`` True is :data:`NEGATION`; BoolQuestions: ``question_type`` ``not``.
+    """
+    field = negation_field(dataset)
+    if field is None:
+        return {}
+    spec = benchmark(dataset)
+    return {q.query_id: NEGATION if spec.is_negation(getattr(q, field)) else NO_NEGATION
+            for q in dataset.queries_iter()}
 
 
 def docs_root_id(dataset_id: str, dataset=None) -> str:

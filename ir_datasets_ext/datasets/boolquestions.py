@@ -63,6 +63,7 @@ SPEC = register_benchmark(Benchmark(
     negatives="the question's negative passages",
     docs=f"docs/{NAME}.yaml",
     reported=REPORTED,
+    negation_split=("question_type", ("not",)),
 ))
 
 

@@ -76,6 +76,19 @@ SPEC = register_benchmark(Benchmark(
     subsets=STRUCTURES,
     negatives="a passage that violates the query's negation (none in the release)",
     docs=f"docs/{NAME}.yaml",
+    # the corpus mixes evidence, random distractors and GPT-4o-written passages (DOC_ORIGINS below)
+    doc_field="origin",
+    doc_field_without=("generated",),
+    negation_split=("has_negation", (True,)),
+    reproduction_notes={
+        "BM25": "The paper gives no BM25 configuration. The authors' evaluation code (code.zip of "
+                "github.com/xgl-git/ComLQR-main, code/evaluate_bge_bm25_hyde_contriever/evaluate_bm25.py) "
+                "retrieves the top 100 with llama-index's BM25Retriever.from_defaults (the bm25s package: "
+                "method lucene, k1 1.5, b 0.75, English stop words, PyStemmer's English Snowball stemmer on "
+                "queries and passages), maps the retrieved texts back to passage ids and scores with pytrec_eval. "
+                "The suite's bm25 run is Lucene BM25 through Pyserini at Pyserini's defaults (k1 0.9, b 0.4, "
+                "Lucene's English analyzer: Porter stemmer and Lucene's English stop words).",
+    },
     measures_hook=default_measures,
     measures_note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
                   "mixes in queries without negation, such as `comlq`)",

@@ -6,11 +6,18 @@
   ``mean`` (overall ``subset=all`` or per subset), ``queries`` (queries averaged), ``value`` (per
   query), or a test result against the baseline (``mean_diff``, ``ci95_low``, ``ci95_high``, ``p_t``,
   ``p_t_holm``, ``p_randomization``, ``p_randomization_holm``, ``n``);
-* ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best overall value
-  of each column is bold (the smallest for a lower-is-better measure such as NegRecall; values are compared
-  as printed, so every run tied for best is bold) and a dagger marks a significant difference from the
-  baseline (Holm-corrected randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05).
-  Per-query values are not written as LaTeX.
+* ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best value of
+  each column is bold and a dagger marks a significant difference from the baseline (Holm-corrected
+  randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05). Per-query values, the negation split and diagnostics are not written as
+  LaTeX.
+
+Where the benchmark marks its negation queries (ComLQ ``has_negation``, BoolQuestions ``question_type``
+``not``), the table adds the means over the negation queries and over the others, CSV rows with
+``subset`` ``(negation)`` / ``(no negation)``, and JSON a ``negation_split`` object.
+
+Diagnostics (:mod:`negplugins.evaluation.diagnostics`, ``--by-doc-field``, ``--without-docs``) follow the
+evaluation: table sections; in CSV, rows whose ``measure`` is ``share@K[FIELD=VALUE]`` (statistic
+``mean``, or ``queries``) and ``MEASURE[without FIELD=VALUE]``; in JSON, a ``diagnostics`` object.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from ..errors import UserError
 from ..measures import lower_is_better
 from .significance import ALPHA
 
-__all__ = ["FORMATS", "render", "evaluation_table"]
+__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table"]
 
 FORMATS = ("table", "json", "csv", "latex")
 _TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm", "p_randomization",
@@ -51,12 +58,22 @@ def _grid(header, rows) -> str:
 
 
 def evaluation_table(ev, digits: int = 4) -> str:
-    """One run: a row overall, then one row per subset."""
+    """One run: a row overall, then one row per subset (and the negation split, where the benchmark has one)."""
     header = [ev.breakdown_field or "subset", "queries", *ev.measures]
     rows = [["all", str(ev.queries), *(_fmt(ev.overall.get(m), digits) for m in ev.measures)]]
     for name, values in ev.subsets.items():
         rows.append([name, str(values["queries"]), *(_fmt(values.get(m), digits) for m in ev.measures)])
-    return _grid(header, rows)
+    text = _grid(header, rows)
+    if ev.negation:
+        text += f"\n\nBy negation ({_negation_heading(ev)})\n" + _grid(
+            ["group", "queries", *ev.measures],
+            [[name, str(values["queries"]), *(_fmt(values.get(m), digits) for m in ev.measures)]
+             for name, values in ev.negation.items()])
+    return text
+
+
+def _negation_heading(ev) -> str:
+    return f"query field {ev.negation_field}"
 
 
 def _per_query_rows(ev):
@@ -116,6 +133,12 @@ def _comparison_table(cmp, digits, per_query) -> str:
                                  *(_fmt(values.get(m), digits) for m in cmp.measures)])
         parts.append(f"\nPer {base.breakdown_field}")
         parts.append(_grid([base.breakdown_field or "subset", "run", "queries", *cmp.measures], sub_rows))
+    if base.negation:
+        neg_rows = [[name, ev.label, str(ev.negation.get(name, {}).get("queries", "")),
+                     *(_fmt(ev.negation.get(name, {}).get(m), digits) for m in cmp.measures)]
+                    for name in base.negation for ev in cmp.evaluations]
+        parts.append(f"\nBy negation ({_negation_heading(base)})")
+        parts.append(_grid(["group", "run", "queries", *cmp.measures], neg_rows))
     if per_query:
         parts.append("\nPer query")
         parts.append(_per_query_table(cmp.evaluations, digits))
@@ -134,6 +157,10 @@ def _csv_rows(evaluations, tests, per_query):
         for name, values in ev.subsets.items():
             for m in ev.measures:
                 yield [ev.label, name, "", m, "mean", _csv_value(values.get(m))]
+        for name, values in ev.negation.items():
+            for m in ev.measures:
+                yield [ev.label, f"({name})", "", m, "mean", _csv_value(values.get(m))]
+            yield [ev.label, f"({name})", "", "", "queries", values["queries"]]
         if test:
             for m in ev.measures:
                 t = dict(test[m])
@@ -219,8 +246,12 @@ def _latex(evaluations, tests, digits) -> str:
     return "\n".join(lines)
 
 
-def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4) -> str:
-    """Format an :class:`~negplugins.evaluation.scoring.Evaluation` or :class:`~negplugins.evaluation.scoring.Comparison`."""
+def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4, diagnostics=None) -> str:
+    """Format an :class:`~negplugins.evaluation.scoring.Evaluation` or :class:`~negplugins.evaluation.scoring.Comparison`.
+
+    ``diagnostics`` (a :class:`~negplugins.evaluation.diagnostics.Diagnostics`) is added after the
+    evaluation (table, CSV) or as its ``diagnostics`` object (JSON); LaTeX refuses it.
+    """
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -228,16 +259,24 @@ def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4)
     evaluations = result.evaluations if comparison else [result]
     tests = result.tests if comparison else [None]
     if fmt == "json":
-        return json_dumps(result.to_dict(per_query=per_query))
+        record = result.to_dict(per_query=per_query)
+        if diagnostics is not None:
+            record["diagnostics"] = diagnostics.to_dict()
+        return json_dumps(record)
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["run", "subset", "query_id", "measure", "statistic", "value"])
         writer.writerows(_csv_rows(evaluations, tests, per_query))
+        if diagnostics is not None:
+            writer.writerows(_diagnostics_csv_rows(diagnostics))
         return out.getvalue().rstrip("\n")
     if fmt == "latex":
         if per_query:
             raise UserError("per-query values are not written as LaTeX; use --format csv or json with --per-query")
+        if diagnostics is not None:
+            raise UserError("diagnostics (--by-doc-field, --without-docs) are not written as LaTeX; use --format "
+                            "table, csv or json")
         return _latex(evaluations, tests, digits)
     if comparison:
         text = _comparison_table(result, digits, per_query)
@@ -245,7 +284,68 @@ def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4)
         text = evaluation_table(result, digits)
         if per_query:
             text += "\n\nPer query\n" + _per_query_table([result], digits)
+    if diagnostics is not None:
+        text += "\n\n" + diagnostics_table(diagnostics, digits)
     return "\n".join([text, *_notes(result)])
+
+
+# -- diagnostics ------------------------------------------------------------------------------------
+
+def diagnostics_table(diag, digits: int = 4) -> str:
+    """Plain text of :func:`~negplugins.evaluation.diagnostics.diagnose`: shares of the top k, removals."""
+    parts = []
+    if diag.field is not None:
+        subset_name = diag.breakdown_field or "subset"
+        parts.append(f"Share of the top {diag.k} by document {diag.field} (mean over the judged queries with "
+                     "results; each query's shares sum to 1)")
+        rows = []
+        for shares in diag.shares:
+            rows.append([shares.run, "all", str(shares.queries), *(_fmt(shares.overall.get(v), digits)
+                                                                   for v in shares.values)])
+            for name, values in shares.subsets.items():
+                rows.append([shares.run, name, str(values["queries"]),
+                             *(_fmt(values.get(v), digits) for v in shares.values)])
+        values = diag.shares[0].values if diag.shares else diag.values
+        parts.append(_grid(["run", subset_name, "queries", *values], rows))
+    for removal in diag.removals:
+        if parts:
+            parts.append("")
+        parts.append(f"Without {removal.field}={removal.value}: {removal.documents} documents removed from the runs "
+                     f"and the qrels ({removal.judged} judgements removed, {removal.queries_dropped} queries left "
+                     "without judgements dropped)")
+        measures = removal.evaluations[0].measures if removal.evaluations else []
+        rows = []
+        for ev in removal.evaluations:
+            rows.append([ev.label, "all", str(ev.queries), *(_fmt(ev.overall.get(m), digits) for m in measures)])
+            for name, values in ev.subsets.items():
+                rows.append([ev.label, name, str(values["queries"]), *(_fmt(values.get(m), digits) for m in measures)])
+            for name, values in ev.negation.items():
+                rows.append([ev.label, f"({name})", str(values["queries"]),
+                             *(_fmt(values.get(m), digits) for m in measures)])
+        parts.append(_grid(["run", diag.breakdown_field or "subset", "queries", *measures], rows))
+    return "\n".join(parts)
+
+
+def _diagnostics_csv_rows(diag):
+    for shares in diag.shares:
+        for value in shares.values:
+            measure = f"share@{shares.k}[{shares.field}={value}]"
+            yield [shares.run, "all", "", measure, "mean", _csv_value(shares.overall.get(value))]
+            yield [shares.run, "all", "", measure, "queries", shares.queries]
+            for name, values in shares.subsets.items():
+                yield [shares.run, name, "", measure, "mean", _csv_value(values.get(value))]
+    for removal in diag.removals:
+        suffix = f"[without {removal.field}={removal.value}]"
+        for ev in removal.evaluations:
+            for m in ev.measures:
+                yield [ev.label, "all", "", m + suffix, "mean", _csv_value(ev.overall.get(m))]
+                yield [ev.label, "all", "", m + suffix, "queries", ev.counts.get(m, "")]
+            for name, values in ev.subsets.items():
+                for m in ev.measures:
+                    yield [ev.label, name, "", m + suffix, "mean", _csv_value(values.get(m))]
+            for name, values in ev.negation.items():
+                for m in ev.measures:
+                    yield [ev.label, f"({name})", "", m + suffix, "mean", _csv_value(values.get(m))]
 
 
 def json_dumps(record) -> str:

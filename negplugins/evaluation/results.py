@@ -30,6 +30,9 @@ class Evaluation:
     eligible); ``subsets[name]["queries"]`` is the number of judged queries in the subset.
     ``per_query`` (when asked for) maps measure names to ``{query_id: value}``, with values only for
     the eligible queries. ``counts`` gives, per measure, the number of queries averaged.
+    ``negation`` holds the same aggregates over the negation queries and the others
+    (``{"negation": {...}, "no negation": {...}}``, each with its ``queries``), where the benchmark marks
+    them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
     """
 
     dataset: str
@@ -44,6 +47,8 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
     name: str | None = None
     query_groups: dict[str, str] = field(default_factory=dict, repr=False)
+    negation_field: str | None = None
+    negation: dict[str, dict] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -58,6 +63,11 @@ class Evaluation:
                         for name, values in self.subsets.items()},
             "notes": list(self.notes),
         }
+        if self.negation:
+            record["negation_split"] = {
+                "field": self.negation_field,
+                "groups": {name: {k: (v if k == "queries" else clean_float(v)) for k, v in values.items()}
+                           for name, values in self.negation.items()}}
         if per_query and self.per_query is not None:
             record["per_query"] = {m: {q: clean_float(v) for q, v in values.items()} for m, values in self.per_query.items()}
         return record

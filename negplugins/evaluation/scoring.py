@@ -31,7 +31,8 @@ from ..options import MAX_CUTOFF, MAX_PERMUTATIONS, check_int
 from .results import Comparison, Evaluation, clean_float
 
 __all__ = ["DEFAULT_MEASURES", "Evaluation", "Comparison", "evaluate", "evaluate_runs",
-           "default_measures", "family", "parse_measures", "load_judged", "resolve_measures", "compare_loaded"]
+           "default_measures", "parse_measures", "load_judged", "resolve_measures", "compare_loaded",
+           "score_run", "read_valid_run"]
 
 #: Measures reported for a dataset outside the suite's benchmarks.
 DEFAULT_MEASURES = GENERIC_MEASURES
@@ -121,13 +122,51 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
         ids = [q for q in qrels if groups.get(q) == group]
         values, _ = _aggregate(parsed, per_query, ids)
         subsets[group] = {"queries": len(ids), **values}
+    negation_groups = datasets.negation_groups(dataset)
+    negation: dict[str, dict] = {}
+    for group in (datasets.NEGATION, datasets.NO_NEGATION):
+        ids = [q for q in qrels if negation_groups.get(q) == group]
+        if ids:
+            values, _ = _aggregate(parsed, per_query, ids)
+            negation[group] = {"queries": len(ids), **values}
+    if len(negation) < 2:  # one kind only: the split is the whole dataset
+        negation = {}
     return Evaluation(dataset=dataset_id, run=run_label, measures=names, queries=len(qrels), overall=overall,
                       breakdown_field=datasets.breakdown_field(dataset) if subsets else None, subsets=subsets,
                       per_query=per_query if keep_per_query else None, counts=counts, notes=notes,
-                      query_groups={q: groups[q] for q in qrels if q in groups})
+                      query_groups={q: groups[q] for q in qrels if q in groups},
+                      negation_field=datasets.negation_field(dataset) if negation else None, negation=negation)
 
 
-def _read_valid_run(dataset_id, dataset, run_path, notes=None):
+def score_run(dataset_id: str, dataset, qrels, run, label: str, measures, notes=(), *,
+              per_query: bool = False) -> Evaluation:
+    """Score one run already read (and validated) against ``qrels``; no file is read.
+
+    Parameters
+    ----------
+    dataset_id : str
+        The dataset's id (for notes).
+    dataset
+        The loaded dataset (its queries give the subsets and the negation split).
+    qrels : dict
+        ``{query_id: {doc_id: relevance}}``; the queries averaged over.
+    run : dict
+        ``{query_id: {doc_id: score}}``.
+    label : str
+        The run's name in the result.
+    measures : list
+        Parsed measures (:func:`parse_measures`).
+    notes : iterable of str
+        Notes carried into the result.
+    per_query : bool
+        Keep the per-query values.
+    """
+    evaluation = _score(dataset_id, dataset, qrels, run, label, measures, list(notes), per_query)
+    evaluation.name = label
+    return evaluation
+
+
+def read_valid_run(dataset_id, dataset, run_path, notes=None):
     """Read and validate a run; the queries of the whole benchmark outside a subset are left out.
 
     ``notes`` (a list), when given, receives one note saying how many run queries were left out.
@@ -187,7 +226,7 @@ def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per
     dataset, qrels = load_judged(dataset_id)
     parsed, notes = resolve_measures(dataset_id, qrels, measures)
     if validate:
-        run = _read_valid_run(dataset_id, dataset, run_path, notes)
+        run = read_valid_run(dataset_id, dataset, run_path, notes)
     else:
         from ..io.trec import read_run
 
@@ -231,7 +270,7 @@ def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | 
     parsed, notes = resolve_measures(dataset_id, qrels, measures)
     loaded = []
     for path, label in zip(run_paths, names):
-        run = _read_valid_run(dataset_id, dataset, path, notes) if validate else read_run(path)
+        run = read_valid_run(dataset_id, dataset, path, notes) if validate else read_run(path)
         loaded.append((label, path, run))
     return compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index, per_query=per_query,
                           permutations=permutations, progress=progress)

@@ -17,6 +17,14 @@ run, so that a number on a leaderboard can be traced and reproduced. Fields:
 ``versions``       package versions (negplugins, pyserini, ir_datasets, ir_measures, torch, ...)
 ``created``        UTC date and time (ISO 8601)
 ``command``        the exact command line, or the Python call that produced the run
+
+Optional:
+
+``reproduces``        the system of the benchmark's paper the run reproduces, named as the paper (and the
+                      spec's ``reported`` numbers) name it, e.g. ``BM25``; the leaderboards show the run
+                      beside the paper's numbers for it, with the gap
+``authors_pipeline``  ``true`` when the run follows the authors' own code or configuration (with
+                      ``reproduces``); the reproduction page shows it apart from the suite's own runs
 """
 
 from __future__ import annotations
@@ -104,12 +112,14 @@ def _check_sidecar_collision(sidecar: Path, run_path: Path) -> None:
 
 def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, system: str, tag: str,
                    parameters: dict, model: dict | None = None, index: dict | None = None,
-                   first_stage: dict | None = None, language: str = "en", command: str | None = None) -> Path:
+                   first_stage: dict | None = None, language: str = "en", command: str | None = None,
+                   reproduces: str | None = None, authors_pipeline: bool = False) -> Path:
     """Write the sidecar of ``run_path`` (atomically) and return its path.
 
-    ``command`` defaults to the current process's command line. A sidecar describing another run
-    that still exists (``a.trec`` and ``a.trec.gz`` share ``a.meta.json``) is never replaced: that
-    raises :class:`~negplugins.errors.UserError`.
+    ``command`` defaults to the current process's command line. ``reproduces`` (the paper's name of the
+    system the run reproduces) and ``authors_pipeline`` are written only when given. A sidecar
+    describing another run that still exists (``a.trec`` and ``a.trec.gz`` share ``a.meta.json``) is
+    never replaced: that raises :class:`~negplugins.errors.UserError`.
     """
     record = {
         "run": Path(run_path).name,
@@ -127,6 +137,13 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "command": command if command is not None else current_command(),
     }
+    if reproduces is not None:
+        record["reproduces"] = reproduces
+    if authors_pipeline:
+        record["authors_pipeline"] = True
+    problems = _reproduction_problems(record)
+    if problems:
+        raise UserError(f"{run_path}: not writing its sidecar: " + "; ".join(problems))
     path = metadata_path(run_path)
     _check_sidecar_collision(path, Path(run_path))
     with atomic_writer(path) as f:
@@ -264,6 +281,21 @@ def sidecar_problems(record: dict) -> list[str]:
                 wrong("created", "an ISO 8601 date and time such as 2026-01-31T12:00:00+00:00")
     if "command" in record and not isinstance(record["command"], str):
         wrong("command", "a string (may be empty)")
+    problems.extend(_reproduction_problems(record))
+    return problems
+
+
+def _reproduction_problems(record: dict) -> list[str]:
+    """The optional ``reproduces`` (one line) and ``authors_pipeline`` (a boolean, only with ``reproduces``)."""
+    problems = []
+    if "reproduces" in record and not _one_line(record["reproduces"]):
+        problems.append(f"field reproduces is {_shown(record['reproduces'])}, expected the paper's name of a "
+                        "system, one line")
+    if "authors_pipeline" in record:
+        if not isinstance(record["authors_pipeline"], bool):
+            problems.append(f"field authors_pipeline is {_shown(record['authors_pipeline'])}, expected true or false")
+        elif record["authors_pipeline"] and "reproduces" not in record:
+            problems.append("field authors_pipeline is true without reproduces (which system of the paper?)")
     return problems
 
 

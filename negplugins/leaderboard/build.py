@@ -4,8 +4,22 @@ Layout (see ``runs/README.md``): ``<runs>/<dataset id>/<name>.trec`` (or ``.trec
 ``<name>.meta.json``; a dataset id with slashes is a nested folder (``runs/comlq/negation/x.trec`` is a
 run for ``comlq/negation``). Output in ``<output>/``: ``<slug>.md``, ``<slug>.json`` and ``<slug>.html``
 per dataset (slug: ``comlq/negation`` -> ``comlq-negation``), plus ``README.md``, ``index.json`` and
-``index.html`` across the benchmarks. The output depends only on the runs, their sidecars and the
-data: no clock time, sorted everywhere, floats rounded to 6 decimals in JSON.
+``index.html`` across the benchmarks, and ``reproduction.{html,md,json}``. The output depends only on
+the runs, their sidecars, the data and the benchmarks' specs: no clock time, sorted everywhere, floats
+rounded to 6 decimals in JSON.
+
+**Pages.** A dataset gets a page when it has a contributed run or its paper reports a number on it (the
+spec's ``reported``); a benchmark with neither gets one page, for the first ``.../test`` dataset id its
+spec lists, else the first. Every page shows the paper's numbers for its dataset as "reported in the
+paper" rows: never ranked, never tested against the runs. A run whose sidecar says ``"reproduces":
+"<system>"`` (a system the paper reports on the run's dataset) is shown beside that system's numbers,
+with the gap (run minus paper); ``"authors_pipeline": true`` says the run follows the authors' own code
+(the reproduction page shows it in its own column).
+
+**Diagnostics.** Where the spec names a categorical ``doc_field`` (ComLQ ``origin``), each run's share
+of its top :data:`DOC_FIELD_K` per value, and its measures with the documents of each
+``doc_field_without`` value removed (:mod:`negplugins.evaluation.diagnostics`); where it has a
+``negation_split``, the measures over the negation queries and over the others.
 
 Contributions are untrusted: names must be plain (``[A-Za-z0-9][A-Za-z0-9._+-]*``), nothing may
 resolve outside the runs folder (symlinks included), sidecars are at most 1 MB and runs at most
@@ -28,7 +42,11 @@ from ..errors import UserError
 from ..io.files import write_marker
 from ..io.sidecars import read_sidecar
 
-__all__ = ["ContributionError", "Contribution", "discover", "build", "check", "safe_relative"]
+__all__ = ["ContributionError", "Contribution", "discover", "build", "check", "safe_relative", "collect",
+           "reproduces_problems"]
+
+#: Depth of the document-field shares on the leaderboards.
+DOC_FIELD_K = 10
 
 RUN_SUFFIXES = (".trec.gz", ".trec")
 MAX_SIDECAR_BYTES = 1024 * 1024
@@ -173,7 +191,27 @@ def _check_meta(meta: dict, filename: str, dataset_id: str, path: Path) -> list[
     if sha is not None and path.is_file() and path.stat().st_size <= _max_bytes():
         if sha != file_sha256(path):
             problems.append("sidecar run_sha256 does not match the run file (regenerate the sidecar)")
+    problems.extend(reproduces_problems(meta, dataset_id))
     return problems
+
+
+def reproduces_problems(meta: dict, dataset_id: str) -> list[str]:
+    """A sidecar's ``reproduces`` must name a system the benchmark's paper reports on ``dataset_id``.
+
+    The field's type is checked with the sidecar (:func:`negplugins.io.sidecars.sidecar_problems`).
+    """
+    system = meta.get("reproduces")
+    if not isinstance(system, str):
+        return []
+    spec = datasets.benchmark_of(dataset_id)
+    known = spec.reported_systems(dataset_id) if spec is not None else []
+    if system in known:
+        return []
+    if not known:
+        return [f"sidecar field reproduces {system[:80]!r}: the spec of {dataset_id} records no number of its "
+                "paper on this dataset, so there is nothing to reproduce"]
+    return [f"sidecar field reproduces {system[:80]!r} is not a system the paper reports on {dataset_id} "
+            f"(reported: {', '.join(known)})"]
 
 
 def _max_bytes() -> int:
@@ -225,8 +263,9 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline)
     measures = comparison.measures
     primary = measures[0]
+    doc_field, diagnostics = _doc_field_diagnostics(dataset_id, dataset, qrels, [run for _, _, run in loaded], parsed)
     runs = []
-    for c, ev, test, report in zip(contributions, comparison.evaluations, comparison.tests, reports):
+    for i, (c, ev, test, report) in enumerate(zip(contributions, comparison.evaluations, comparison.tests, reports)):
         meta = c.meta
         model = meta.get("model") if isinstance(meta.get("model"), dict) else None
         runs.append({
@@ -240,10 +279,14 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
             "date": _text(meta.get("created"))[:10],
             "command": _text(meta.get("command")),
             "run_sha256": _text(meta.get("run_sha256")) if meta.get("run_sha256") else None,
+            "reproduces": _text(meta["reproduces"]) if isinstance(meta.get("reproduces"), str) else None,
+            "authors_pipeline": meta.get("authors_pipeline") is True,
             "queries_without_results": len(report.missing_queries),
             "overall": {m: _round(ev.overall.get(m)) for m in measures},
             "counts": {m: ev.counts.get(m, 0) for m in measures},
             "subsets": {s: {m: _round(v.get(m)) for m in measures} for s, v in ev.subsets.items()},
+            "negation": {g: {m: _round(v.get(m)) for m in measures} for g, v in ev.negation.items()} or None,
+            "doc_field": diagnostics[i] if diagnostics else None,
             "vs_baseline": None if test is None else {
                 m: {"n": t["n"], "mean_diff": _round(t["mean_diff"]), "ci95": [_round(x) for x in t["ci95"]],
                     "p_t_holm": _round(t["p_t_holm"]), "p_randomization_holm": _round(t["p_randomization_holm"])}
@@ -258,9 +301,10 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
 
     runs.sort(key=sort_key)
     base = comparison.evaluations[baseline]
+    spec = datasets.benchmark_of(dataset_id)
     return {
         "dataset": dataset_id,
-        "family": spec.name if (spec := datasets.benchmark_of(dataset_id)) is not None else dataset_id.split("/")[0],
+        "family": spec.name if spec is not None else dataset_id.split("/")[0],
         "slug": datasets.slug(dataset_id),
         "measures": measures,
         "primary": primary,
@@ -273,8 +317,44 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
                         "against the baseline on queries with a value in both runs, Holm-corrected across runs "
                         "per measure; 95% CI: t-based, of the mean per-query difference",
         "notes": list(comparison.notes),
+        "negation_split": None if not base.negation else {
+            "field": base.negation_field, "negation_values": [str(v) for v in spec.negation_split[1]],
+            "queries": {g: v["queries"] for g, v in base.negation.items()}},
+        "doc_field": doc_field,
         "runs": runs,
     }
+
+
+def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
+    """``(record part, [per-run part])`` of the spec's ``doc_field``, or ``(None, None)`` without one."""
+    from ..evaluation.diagnostics import doc_field_values, doc_fields, share_breakdown, without_docs
+    from ..evaluation.scoring import score_run
+
+    spec = datasets.benchmark_of(dataset_id)
+    name = spec.doc_field if spec is not None else None
+    if name is None or name not in doc_fields(dataset):
+        return None, None
+    values = doc_field_values(dataset, [name], dataset_id)[name]
+    present = sorted(set(values.values()))
+    removed = [v for v in spec.doc_field_without if v in present]
+    groups = datasets.query_groups(dataset)
+    subsets = datasets.ordered_subsets(dataset, (groups[q] for q in qrels if q in groups))
+    per_run = []
+    for run in runs:
+        shares = share_breakdown(run, values, DOC_FIELD_K, qrels, groups, subsets, values=present)
+        without = {}
+        for value in removed:
+            kept_run, kept_qrels, _, _ = without_docs(run, qrels, values, value)
+            ev = score_run(dataset_id, dataset, kept_qrels, kept_run, value, parsed)
+            without[value] = {"overall": {m: _round(ev.overall.get(m)) for m in ev.measures},
+                              "subsets": {s: {m: _round(v.get(m)) for m in ev.measures} for s, v in ev.subsets.items()}}
+        per_run.append({"queries": shares.queries, "shares": {v: _round(x) for v, x in shares.overall.items()},
+                        "subsets": {s: {v: _round(x) for v, x in d.items() if v != "queries"}
+                                    for s, d in shares.subsets.items()},
+                        "without": without})
+    record = {"field": name, "k": DOC_FIELD_K, "values": present, "without": removed,
+              "documents": {v: sum(1 for x in values.values() if x == v) for v in present}}
+    return record, per_run
 
 
 def _text(value) -> str:
@@ -297,7 +377,91 @@ def collect(runs_root) -> list[dict]:
     by_dataset: dict[str, list[Contribution]] = {}
     for c in contributions:
         by_dataset.setdefault(c.dataset, []).append(c)
-    return [_evaluate_dataset(d, cs) for d, cs in sorted(by_dataset.items())]
+    records = {d: _evaluate_dataset(d, cs) for d, cs in sorted(by_dataset.items())}
+    for dataset_id in _paper_datasets(records):
+        records[dataset_id] = _paper_only_record(dataset_id)
+    for record in records.values():
+        _add_paper(record)
+    return [records[d] for d in sorted(records)]
+
+
+def _paper_datasets(records) -> list[str]:
+    """Datasets that get a page without a run: those the papers report on, and one per benchmark left without."""
+    wanted = []
+    for spec in datasets.benchmarks():
+        reported = [r.dataset for r in spec.reported]
+        owned = [d for d in records if spec.owns(d) and datasets.benchmark_of(d) is spec]
+        if not reported and not owned:  # a test split where the spec lists one (papers report on it), else the first
+            listed = [d for d in spec.datasets if "<" not in d]
+            reported = ([d for d in listed if d.endswith("/test")] or listed)[:1]
+        wanted.extend(d for d in dict.fromkeys(reported) if d not in records)
+    return wanted
+
+
+def _measure_name(name: str) -> str:
+    """A measure as the evaluation names it (``ir_measures``' canonical text); unparseable names as given."""
+    from ..evaluation.scoring import parse_measures
+
+    try:
+        return str(parse_measures([name])[0])
+    except UserError:
+        return name
+
+
+def _paper_only_record(dataset_id: str) -> dict:
+    """The page of a dataset without contributed runs: the paper's numbers only (no data is read)."""
+    from ..evaluation.scoring import lower_is_better
+
+    spec = datasets.benchmark_of(dataset_id)
+    measures = [_measure_name(m) for m in spec.measures]
+    return {
+        "dataset": dataset_id, "family": spec.name, "slug": datasets.slug(dataset_id), "measures": measures,
+        "primary": measures[0], "lower_is_better": [m for m in measures if lower_is_better(m)], "queries": None,
+        "breakdown_field": None, "subsets": {}, "baseline": None, "significance": "", "notes": [],
+        "negation_split": None, "doc_field": None, "runs": [],
+    }
+
+
+def _safe_url(url: str) -> str:
+    """``url`` when it is an http(s) address, else empty (a page links nothing else)."""
+    return url if isinstance(url, str) and re.match(r"https?://[^\s\"'<>]+\Z", url) else ""
+
+
+def _add_paper(record: dict) -> None:
+    """Add the paper's numbers on the record's dataset and the runs' reproductions of them."""
+    spec = datasets.benchmark_of(record["dataset"])
+    record["paper"] = None if spec is None else {"reference": spec.paper, "url": _safe_url(spec.paper_url),
+                                                 "title": spec.title}
+    reported = []
+    for r in (spec.reported if spec is not None else ()):
+        if r.dataset != record["dataset"]:
+            continue
+        measure = _measure_name(r.measure)
+        reported.append({"system": r.system, "measure": measure, "paper_measure": spec.paper_name(r.measure),
+                         "value": _round(r.value), "subset": r.subset, "source": r.source, "note": r.note})
+    record["reported"] = reported
+    subsets = [r["subset"] for r in reported if r["subset"] is not None]
+    if subsets:
+        if record["breakdown_field"] is None:
+            record["breakdown_field"] = spec.subset_field
+        present = dict(record["subsets"])
+        record["subsets"] = {s: present.get(s) for s in spec.ordered_subsets([*present, *subsets])}
+    reproductions = []
+    for run in record["runs"]:
+        if run["reproduces"] is None:
+            continue
+        for r in reported:
+            if r["system"] != run["reproduces"]:
+                continue
+            values = run["overall"] if r["subset"] is None else run["subsets"].get(r["subset"], {})
+            value = values.get(r["measure"])
+            reproductions.append({
+                "run": run["name"], "system": r["system"], "authors_pipeline": run["authors_pipeline"],
+                "measure": r["measure"], "paper_measure": r["paper_measure"], "subset": r["subset"],
+                "paper": r["value"], "value": value,
+                "gap": None if value is None or r["value"] is None else _round(value - r["value"]),
+                "source": r["source"]})
+    record["reproductions"] = reproductions
 
 
 def write_outputs(records: list[dict], folder: Path) -> list[Path]:
@@ -314,6 +478,9 @@ def write_outputs(records: list[dict], folder: Path) -> list[Path]:
     files["index.json"] = render.json_text(render.index_record(records))
     files["README.md"] = render.index_markdown(records)
     files["index.html"] = render.index_html(records)
+    files["reproduction.json"] = render.json_text(render.reproduction_record(records))
+    files["reproduction.md"] = render.reproduction_markdown(records)
+    files["reproduction.html"] = render.reproduction_html(records)
     for name, text in sorted(files.items()):
         path = folder / name
         path.write_bytes(text.encode("utf-8"))

@@ -76,11 +76,20 @@ def _cmd_sidecar(args) -> int:
               "tag": args.tag, "model": model, "parameters": parameters, "index": None, "first_stage": None,
               "language": args.language, "versions": {}, "created": "2000-01-01T00:00:00+00:00",
               "command": command}
+    if args.reproduces is not None:
+        record["reproduces"] = args.reproduces
+    if args.authors_pipeline:
+        record["authors_pipeline"] = True
     problems = sidecar_problems(record) + run_tag_problems(args.tag, run)
+    if not problems and args.reproduces is not None:
+        from .build import reproduces_problems
+
+        problems = [p.replace("sidecar field ", "--", 1) for p in reproduces_problems(record, args.dataset)]
     if problems:
         raise UserError(f"{run}: not writing its sidecar: " + "; ".join(_as_option(p) for p in problems))
     path = write_metadata(run, dataset=args.dataset, runner=args.runner, system=args.system, tag=args.tag,
-                          parameters=parameters, model=model, language=args.language, command=command)
+                          parameters=parameters, model=model, language=args.language, command=command,
+                          reproduces=args.reproduces, authors_pipeline=args.authors_pipeline)
     print(f"wrote {path}")
     return 0
 
@@ -108,5 +117,10 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--parameters", help="JSON object of parameters")
     p.add_argument("--language", default="en")
     p.add_argument("--command", help="the command that produced the run (default: empty)")
+    p.add_argument("--reproduces", metavar="SYSTEM",
+                   help="the system of the benchmark's paper the run reproduces, named as the paper names it "
+                        "(shown beside the paper's numbers, with the gap)")
+    p.add_argument("--authors-pipeline", action="store_true",
+                   help="the run follows the authors' own code or configuration (with --reproduces)")
     p.add_argument("--force", action="store_true", help="replace the sidecar even if it is tracked by git")
     p.set_defaults(func=_cmd_sidecar)

@@ -77,3 +77,74 @@ def test_click_header_sorts(driver, tmp_path, trec):
     assert [rr[n] for n in order()] == sorted(rr.values())
     # the system name was escaped: shown as text, not markup
     assert "<b>alpha</b>" in table.text
+
+
+def test_reported_rows_stay_apart_when_sorting(driver, tmp_path, trec):
+    """The paper's numbers: a tbody of their own, no rank, never moved among the runs by a click."""
+    from selenium.webdriver.common.by import By
+
+    from paper_specs import demo_paper, replaced_specs
+
+    runs = tmp_path / "runs"
+    with replaced_specs(demo_paper()):
+        for name, ranking in RANKINGS.items():
+            path = trec(runs / "negplugins-demo" / f"{name}.trec", ranking)
+            write_metadata(path, dataset="negplugins-demo", runner="external", system=name, tag="t", parameters={},
+                           reproduces="Paper BM25" if name == "alpha" else None)
+        build(runs, tmp_path / "out")
+    driver.get((tmp_path / "out" / "negplugins-demo.html").as_uri())
+    table = driver.find_element(By.ID, "leaderboard")
+
+    def bodies():
+        return [(body.get_attribute("class") or "", [row.get_attribute("data-run") or row.get_attribute("data-system")
+                                                     for row in body.find_elements(By.CSS_SELECTOR, "tr[data-run], "
+                                                                                   "tr[data-system]")])
+                for body in table.find_elements(By.TAG_NAME, "tbody")]
+
+    def column(title):
+        return next(h for h in table.find_elements(By.CSS_SELECTOR, "thead th") if h.text.strip().startswith(title))
+
+    reported = ("reported", ["Paper BM25", "<b>Dense</b>"])
+    assert bodies()[1] == reported
+    for title in ("#", "nDCG@10", "nDCG@10", "System", "P@5"):
+        column(title).click()
+        (runs_class, order), after = bodies()
+        assert runs_class == "" and sorted(order) == ["alpha", "beta", "gamma"]  # only the runs were sorted
+        assert after == reported  # the paper's rows kept their place, after the runs
+    row = table.find_element(By.CSS_SELECTOR, "tbody.reported tr.reported")
+    cells = row.find_elements(By.TAG_NAME, "td")
+    assert cells[0].text == "" and "reported in the paper" in cells[2].text  # no rank, labelled
+    assert cells[1].value_of_css_property("font-style") == "italic"
+    assert cells[4].get_attribute("title") == "Table 2, row BM25 (rounded)" and cells[4].text == "0.5"
+    link = row.find_element(By.CSS_SELECTOR, "a[href^='https://']")
+    assert link.get_attribute("href") == "https://example.org/papers/demo"
+
+
+def test_reproduction_page(driver, tmp_path, trec):
+    """The reproduction page: the paper's number, the run reproducing it and the gap, linked from the index."""
+    import json
+
+    from selenium.webdriver.common.by import By
+
+    from paper_specs import demo_paper, replaced_specs
+
+    runs = tmp_path / "runs"
+    with replaced_specs(demo_paper()):
+        path = trec(runs / "negplugins-demo" / "alpha.trec", RANKINGS["alpha"])
+        write_metadata(path, dataset="negplugins-demo", runner="external", system="alpha", tag="t", parameters={},
+                       reproduces="Paper BM25")
+        build(runs, tmp_path / "out")
+    driver.get((tmp_path / "out" / "index.html").as_uri())
+    driver.find_element(By.CSS_SELECTOR, "a[href='reproduction.html']").click()
+    assert driver.title == "Reproducing the papers"
+    table = driver.find_element(By.ID, "reproduction-negplugins-demo")
+    row = next(r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+               if r.get_attribute("data-system") == "Paper BM25" and "nDCG@10" in r.text and " all " in f" {r.text} ")
+    cells = row.find_elements(By.TAG_NAME, "td")
+    paper = next(c for c in cells if set((c.get_attribute("class") or "").split()) == {"num", "reported"})
+    assert paper.text == "0.5" and paper.value_of_css_property("font-style") == "italic"  # the reported number
+    value = json.loads((tmp_path / "out" / "negplugins-demo.json").read_text())["runs"][0]["overall"]["nDCG@10"]
+    assert f"alpha {value:.4f} ({value - 0.5:+.4f})" in row.text  # the run beside it, with the gap
+    assert "The paper's BM25 uses k1 1.2" in driver.find_element(By.ID, "explanations-negplugins-demo").text
+    excluir = driver.find_element(By.ID, "reproduction-excluir")
+    assert "BM25" in excluir.text and "0.125" in excluir.text

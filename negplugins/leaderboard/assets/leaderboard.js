@@ -1,5 +1,7 @@
 // Sortable tables: click a header to sort by its column; click again to reverse.
 // Numeric cells carry data-value (empty = no value, always sorted last).
+// Only the runs' rows are sorted: a <tbody class="reported"> (numbers reported in a paper) keeps its place
+// after them and is never ranked.
 (function () {
   "use strict";
   function cellValue(row, index, numeric) {
@@ -18,7 +20,8 @@
     var numeric = header.getAttribute("data-type") === "number";
     var current = header.getAttribute("aria-sort");
     var descending = current ? current === "ascending" : numeric && header.getAttribute("data-order") !== "asc";
-    var body = table.tBodies[0];
+    var body = table.querySelector("tbody:not(.reported)");
+    if (!body) { return; }
     var rows = Array.prototype.slice.call(body.rows);
     rows.forEach(function (row, position) { row.setAttribute("data-position", position); });
     rows.sort(function (a, b) {
