@@ -25,8 +25,16 @@ import signal
 import sys
 
 from .errors import UserError
-from .options import (DEFAULT_HITS, FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_PERMUTATIONS, MAX_THREADS, bounded_int,
-                      finite_float)
+from .options import (
+    DEFAULT_HITS,
+    FORCE_HELP,
+    MAX_BATCH_SIZE,
+    MAX_HITS,
+    MAX_PERMUTATIONS,
+    MAX_THREADS,
+    bounded_int,
+    finite_float,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -75,8 +83,8 @@ def _cmd_search_bm25(args) -> int:
 
 
 def _cmd_evaluate(args) -> int:
-    from .evaluation.scoring import evaluate, evaluate_runs
     from .evaluation.reports import render
+    from .evaluation.scoring import evaluate, evaluate_runs
 
     fmt = "json" if args.json else args.format
     inputs = [*args.run, *([args.baseline] if args.baseline else [])]

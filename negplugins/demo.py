@@ -9,8 +9,8 @@ from pathlib import Path
 from .errors import UserError
 from .evaluation.scoring import evaluate
 from .io.files import atomic_directory
-from .runners.lucene_index import lucene_index
 from .runners.bm25 import bm25_search
+from .runners.lucene_index import lucene_index
 
 __all__ = ["DEMO_DATASET", "run_demo"]
 

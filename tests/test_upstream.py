@@ -16,8 +16,8 @@ import ir_datasets
 import ir_measures
 import pytest
 
-from negplugins._compat import jvm, upstream
 from negplugins._compat import ir_measures as ir_measures_hooks
+from negplugins._compat import jvm, upstream
 from negplugins._compat.upstream import UpstreamChangedWarning
 
 ROOT = Path(__file__).resolve().parents[1]

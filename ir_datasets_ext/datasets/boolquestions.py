@@ -20,10 +20,10 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
-from .boolquestions_reported import REPORTED
+from ..download import VerifiedDownload
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
+from .boolquestions_reported import REPORTED
 
 NAME = "boolquestions"
 

@@ -15,10 +15,10 @@ from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import ZipExtract
 
-from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
-from .comlq_reported import REPORTED
+from ..download import VerifiedDownload
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
+from .comlq_reported import REPORTED
 
 NAME = "comlq"
 
@@ -223,7 +223,7 @@ class ComLQQueries(BaseQueries):
                     query=record["text"],
                 )
 
-    @functools.cache
+    @functools.cache  # noqa: B019 - one queries object per registered dataset, kept for the process anyway
     def _judged_counts(self) -> dict[str, int]:
         """Judged passages per query, read from the qrels once (types without a suffix need it)."""
         return dict(Counter(qrel.query_id for qrel in self._qrels.qrels_iter()))

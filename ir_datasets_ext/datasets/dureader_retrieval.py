@@ -25,11 +25,10 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
+from ..download import VerifiedDownload
+from ..util import Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register, require_fields
 from .dureader_retrieval_reported import REPORTED
-from ..util import (Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register,
-                    require_fields)
 
 NAME = "dureader-retrieval"
 BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror

@@ -12,11 +12,11 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
+from ..benchmark import Benchmark, register_benchmark
 from ..download import VerifiedDownload
 from ..gdrive import GoogleDriveSource
-from ..benchmark import Benchmark, register_benchmark
-from .excluir_reported import REPORTED
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
+from .excluir_reported import REPORTED
 
 NAME = "excluir"
 

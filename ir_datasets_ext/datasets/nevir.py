@@ -18,10 +18,10 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
 
-from ..download import VerifiedDownload
 from ..benchmark import Benchmark, register_benchmark
-from .nevir_reported import REPORTED
+from ..download import VerifiedDownload
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
+from .nevir_reported import REPORTED
 
 NAME = "nevir"
 

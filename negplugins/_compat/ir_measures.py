@@ -36,7 +36,6 @@ from ..measures.provider import provider
 from ..measures.ranking import canonical_run
 from . import upstream
 
-
 # a missing base class must not fail the import: register() reports it (upstream.check) and does not wrap
 _Evaluator = getattr(providers, 'Evaluator', object)
 

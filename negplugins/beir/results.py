@@ -21,13 +21,13 @@ from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
-from ..runners.lucene_index import dataset_language
 from ..io.inputs import max_run_bytes
 from ..io.jsonfile import read_json
-from ..io.sidecars import file_sha256, write_metadata
-from ..options import MAX_HITS, check_int
 from ..io.outputs import check_run_output
+from ..io.sidecars import file_sha256, write_metadata
 from ..io.trec import ranked, write_run
+from ..options import MAX_HITS, check_int
+from ..runners.lucene_index import dataset_language
 
 __all__ = ["BeirResultsError", "load_results", "check_results", "results_to_run", "corpus_ids"]
 

@@ -27,8 +27,8 @@ from ir_datasets_ext.benchmark import GENERIC_MEASURES
 from .. import datasets
 from ..errors import UserError
 from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier releases had it here)
-from ..options import MAX_CUTOFF, MAX_PERMUTATIONS, check_int
-from .results import Comparison, Evaluation, clean_float
+from ..options import MAX_PERMUTATIONS, check_int
+from .results import Comparison, Evaluation
 
 __all__ = ["DEFAULT_MEASURES", "Evaluation", "Comparison", "evaluate", "evaluate_runs",
            "default_measures", "parse_measures", "load_judged", "resolve_measures", "compare_loaded",

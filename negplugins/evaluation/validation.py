@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import logging
 import os
 import zipfile
@@ -47,7 +46,7 @@ import numpy as np
 from .. import datasets
 from ..errors import UserError
 from ..io.files import atomic_writer
-from ..io.inputs import MAX_LINE_BYTES, MAX_RUN_BYTES, BoundedReadError, max_run_bytes, open_regular
+from ..io.inputs import MAX_RUN_BYTES, BoundedReadError, max_run_bytes, open_regular
 from ..io.trec import parse_run_lines
 
 __all__ = ["MAX_BYTES", "MAX_LISTED", "KINDS", "ValidationReport", "validate_run", "DocIdSet", "doc_id_set"]

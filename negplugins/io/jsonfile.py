@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 from ..errors import UserError
 from .inputs import open_regular

@@ -57,8 +57,8 @@ def _cmd_sidecar(args) -> int:
     from ..errors import UserError
     from ..io.inputs import open_regular
     from ..io.jsonfile import parse_json
-    from ..io.sidecars import run_tag_problems, sidecar_problems, write_metadata
     from ..io.outputs import check_sidecar_output
+    from ..io.sidecars import run_tag_problems, sidecar_problems, write_metadata
     from ..io.trec import RunFormatError, check_run_format
 
     run = Path(args.run)

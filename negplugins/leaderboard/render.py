@@ -481,7 +481,7 @@ def html_page(record) -> str:
             data = "" if value is None else f"{value:.6f}"
             cells.append(f"<td class=\"{classes}\" data-value=\"{data}\"{tip}>{_num(value)}"
                          f"{'†' if _marker(run, m) else ''}</td>")
-        for m in extra:
+        for _measure in extra:
             cells.append("<td class=\"num\" data-value=\"\" title=\"not computed for the runs\">–</td>")
         cells.append(f"<td>{_e(run['date'])}</td>")
         rows.append(f"<tr data-run=\"{_e(run['name'])}\">" + "".join(cells) + "</tr>")

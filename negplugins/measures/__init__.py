@@ -21,12 +21,10 @@ negatives raise :class:`NoNegativesWarning` and the measures are absent from the
 #: :func:`register` call at the end of this file (the declarations are not loaded yet at that point).
 importing = True
 
-from .declarations import (  # noqa: E402
-    LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better)
-from .parsing import parse_measures  # noqa: E402
-from .provider import (  # noqa: E402
-    IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning)
 from .._compat.ir_measures import register  # noqa: E402
+from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better  # noqa: E402
+from .parsing import parse_measures  # noqa: E402
+from .provider import IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning  # noqa: E402
 
 register()
 importing = False

@@ -67,7 +67,7 @@ class NegationProvider(providers.Provider):
         needing_negatives = [m for m in measures if m.NAME != declarations.PosRR.NAME]
         if needing_negatives and not with_negatives:
             warnings.warn(f'the qrels hold no negative judgement (relevance < 0), so these measures have no value: '
-                          f'{_names(needing_negatives)}', NoNegativesWarning)
+                          f'{_names(needing_negatives)}', NoNegativesWarning, stacklevel=2)
         for measure in measures:
             if measure.NAME == declarations.LSNC.NAME and measure['over'] == 'judged' and with_negatives:
                 unlabelled = len(qrels) - len(with_negatives)
@@ -75,17 +75,17 @@ class NegationProvider(providers.Provider):
                     warnings.warn(f"{measure}: {unlabelled} of {len(qrels)} queries have no labelled negative "
                                   f"(relevance < 0) and count as LSNC 1 (no violation); "
                                   f"LSNC(over='labelled') averages the other {len(with_negatives)} only",
-                                  PartialNegativesWarning)
+                                  PartialNegativesWarning, stacklevel=2)
         wants_pairs = bool(with_negatives) and any(m.NAME == declarations.PairedAcc.NAME for m in measures)
         pairing = find_pairs(qrels) if wants_pairs else None
         pairs = pairing.pairs if pairing else []
         if wants_pairs and not pairs:
             warnings.warn('the qrels hold no complete pair of queries with mirrored labels: PairedAcc has no value',
-                          NoPairsWarning)
+                          NoPairsWarning, stacklevel=2)
         elif pairing and (pairing.incomplete or pairing.ambiguous):
             warnings.warn(f'PairedAcc leaves out {_listed(pairing.incomplete)} judged like a pair member with no '
                           f'mirrored partner, and {_listed(pairing.ambiguous)} in ambiguous pairs (another query '
-                          f'judges the same two documents)', IncompletePairsWarning)
+                          f'judges the same two documents)', IncompletePairsWarning, stacklevel=2)
         return NegationEvaluator(measures, qrels, judgements, pairs, with_negatives)
 
 

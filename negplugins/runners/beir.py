@@ -36,14 +36,20 @@ from __future__ import annotations
 import os
 
 from .. import datasets
-from ..errors import UserError
-from ..io.sidecars import file_sha256
-from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
-from ..io.outputs import check_run_output
-from ..io.trec import ranked, read_run
 from ..beir.results import check_results, results_to_run
-from .encoders import DEFAULT_MODEL_ALIASES, DEFAULT_MODEL_NAME, default_model_path, load_error, model_load_errors, \
-    resolve_model
+from ..errors import UserError
+from ..io.outputs import check_run_output
+from ..io.sidecars import file_sha256
+from ..io.trec import ranked, read_run
+from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
+from .encoders import (
+    DEFAULT_MODEL_ALIASES,
+    DEFAULT_MODEL_NAME,
+    default_model_path,
+    load_error,
+    model_load_errors,
+    resolve_model,
+)
 
 __all__ = ["DEFAULT_MODEL_ID", "beir_dense_search", "beir_rerank", "beir_corpus", "beir_queries", "model_record",
            "CrossEncoderModel", "DEFAULT_MODEL_ALIASES", "default_model_path"]

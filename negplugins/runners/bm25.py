@@ -19,11 +19,11 @@ import os
 
 from .. import datasets
 from .._compat import jvm
-from .lucene_index import check_lucene_index, dataset_language, lucene_index, read_manifest
-from ..io.sidecars import write_metadata
-from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int
 from ..io.outputs import check_run_output
+from ..io.sidecars import write_metadata
 from ..io.trec import write_run
+from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int
+from .lucene_index import check_lucene_index, dataset_language, lucene_index, read_manifest
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
 

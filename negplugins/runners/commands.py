@@ -23,8 +23,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..options import (DEFAULT_HITS, FORCE_HELP, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_SHARDS, bounded_int,
-                       finite_float)
+from ..options import (
+    DEFAULT_HITS,
+    FORCE_HELP,
+    MAX_BATCH_SIZE,
+    MAX_HITS,
+    MAX_LENGTH,
+    MAX_SHARDS,
+    bounded_int,
+    finite_float,
+)
 
 __all__ = ["add_commands"]
 

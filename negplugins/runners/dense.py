@@ -40,13 +40,13 @@ from .. import datasets
 from ..errors import UserError
 from ..io.files import atomic_directory
 from ..io.jsonfile import read_json
-from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
-from ..io.sidecars import write_metadata
-from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
 from ..io.outputs import check_run_output
+from ..io.sidecars import write_metadata
 from ..io.trec import write_run
+from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, resolve_model
+from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
 
 __all__ = ["DENSE_DEFAULTS", "DenseIndex", "default_dense_index_path", "dense_index", "dense_search",
            "load_dense_index", "search_vectors", "shard_bounds"]

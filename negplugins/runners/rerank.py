@@ -40,13 +40,13 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from .lucene_index import dataset_language
-from ..io.sidecars import file_sha256, write_metadata
-from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
 from ..io.outputs import check_run_output
+from ..io.sidecars import file_sha256, write_metadata
 from ..io.trec import ranked, read_run, write_run
+from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, load_error, model_load_errors, quiet_transformers, resolve_model
+from .lucene_index import dataset_language
 
 __all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "rerank"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+import dataset_fixtures as fx
 import pytest
 
-import dataset_fixtures as fx
 from negplugins import datasets
 from negplugins.beir import read_beir_folder
 from negplugins.beir.export import export_beir

@@ -18,9 +18,9 @@ from beir.retrieval.evaluation import EvaluateRetrieval  # noqa: E402
 from beir.retrieval.models import SentenceBERT  # noqa: E402
 from beir.retrieval.search.dense import DenseRetrievalExactSearch  # noqa: E402
 
-from negplugins.runners import beir as retrieval  # noqa: E402
 from negplugins.beir.export import export_beir  # noqa: E402
 from negplugins.beir.results import results_to_run  # noqa: E402
+from negplugins.runners import beir as retrieval  # noqa: E402
 from negplugins.runners.beir import beir_dense_search, beir_rerank  # noqa: E402
 
 
@@ -61,7 +61,7 @@ def test_dense_run_metadata_and_order(dense_run, minilm):
     assert meta["parameters"]["hits"] == 10 and meta["parameters"]["score_function"] == "cos_sim"
     lines = [line.split() for line in run.read_text().splitlines()]
     by_query = {}
-    for qid, _, doc, rank, score, tag in lines:
+    for qid, _, doc, _rank, score, tag in lines:
         by_query.setdefault(qid, []).append((-float(score), doc))
         assert tag == "beir-dense-all-MiniLM-L6-v2"
     assert all(hits == sorted(hits) for hits in by_query.values())

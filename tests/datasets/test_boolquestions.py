@@ -1,15 +1,14 @@
 import json
 import logging
 
+import dataset_fixtures as fx
 import ir_datasets
 import pytest
+from dataset_checks import assert_trust_on_first_use, fresh_home, qrels_dict
 
 import ir_datasets_ext  # noqa: F401
 from ir_datasets_ext.datasets import boolquestions
 from ir_datasets_ext.util import FormatError
-
-import dataset_fixtures as fx
-from dataset_checks import assert_trust_on_first_use, fresh_home, qrels_dict
 
 
 def test_msmarco_json_array(mirror):

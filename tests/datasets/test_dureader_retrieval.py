@@ -1,12 +1,11 @@
+import dataset_fixtures as fx
 import ir_datasets
 import pytest
+from dataset_checks import assert_trust_on_first_use, qrels_dict
 
 import ir_datasets_ext  # noqa: F401
 from ir_datasets_ext.datasets import dureader_retrieval as du
 from ir_datasets_ext.util import FormatError
-
-import dataset_fixtures as fx
-from dataset_checks import assert_trust_on_first_use, qrels_dict
 
 
 @pytest.mark.parametrize("top_folder", ["dureader-retrieval-baseline-dataset", ""])

@@ -1,14 +1,13 @@
 import json
 
+import dataset_fixtures as fx
 import ir_datasets
 import pytest
+from dataset_checks import assert_trust_on_first_use, qrels_dict
 
 import ir_datasets_ext  # noqa: F401
 from ir_datasets_ext.datasets import excluir
 from ir_datasets_ext.util import FormatError
-
-import dataset_fixtures as fx
-from dataset_checks import assert_trust_on_first_use, qrels_dict
 
 
 def test_counts_ids_and_labels(mirror):

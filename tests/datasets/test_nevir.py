@@ -1,12 +1,11 @@
+import dataset_fixtures as fx
 import ir_datasets
 import pytest
+from dataset_checks import assert_trust_on_first_use, fresh_home, qrels_dict
 
 import ir_datasets_ext  # noqa: F401
 from ir_datasets_ext.datasets import nevir
 from ir_datasets_ext.util import FormatError
-
-import dataset_fixtures as fx
-from dataset_checks import assert_trust_on_first_use, fresh_home, qrels_dict
 
 
 @pytest.mark.parametrize("split, pairs", [("train", ["0", "1"]), ("dev", ["0"]), ("test", ["1000-2", "1001-1", "1002-3"])])

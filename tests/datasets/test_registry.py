@@ -5,14 +5,13 @@ import json
 import re
 from importlib import resources
 
+import dataset_fixtures as fx
 import ir_datasets
 import pytest
 
 import ir_datasets_ext  # noqa: F401
 from ir_datasets_ext import util
 from ir_datasets_ext.util import FormatError, iter_json_array, iter_json_object_items
-
-import dataset_fixtures as fx
 
 QUERY_IDS = [
     "excluir/test", "nevir/train", "nevir/dev", "nevir/test",

@@ -12,9 +12,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import dataset_fixtures as fx
 import pytest
 
-import dataset_fixtures as fx
 from negplugins.cli import main
 from negplugins.errors import UserError
 from negplugins.evaluation import diagnostics

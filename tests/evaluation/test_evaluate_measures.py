@@ -3,9 +3,9 @@
 import json
 import math
 
+import dataset_fixtures as fx
 import pytest
 
-import dataset_fixtures as fx
 from ir_datasets_ext import benchmarks
 from negplugins.evaluation.scoring import default_measures, evaluate, evaluate_runs
 

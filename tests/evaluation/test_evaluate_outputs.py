@@ -7,8 +7,8 @@ import json
 import pytest
 
 from negplugins.cli import main
-from negplugins.evaluation.scoring import evaluate, evaluate_runs
 from negplugins.evaluation.reports import render
+from negplugins.evaluation.scoring import evaluate, evaluate_runs
 
 
 @pytest.fixture

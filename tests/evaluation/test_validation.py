@@ -5,9 +5,9 @@ import gzip
 import numpy as np
 import pytest
 
-from negplugins.evaluation import validation
 from negplugins.cli import main
 from negplugins.errors import UserError
+from negplugins.evaluation import validation
 from negplugins.evaluation.scoring import evaluate
 from negplugins.evaluation.validation import DocIdSet, validate_run
 

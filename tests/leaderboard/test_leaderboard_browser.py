@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from negplugins.leaderboard import build
 from negplugins.io.sidecars import write_metadata
+from negplugins.leaderboard import build
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -81,9 +81,8 @@ def test_click_header_sorts(driver, tmp_path, trec):
 
 def test_reported_rows_stay_apart_when_sorting(driver, tmp_path, trec):
     """The paper's numbers: a tbody of their own, no rank, never moved among the runs by a click."""
-    from selenium.webdriver.common.by import By
-
     from paper_specs import demo_paper, replaced_specs
+    from selenium.webdriver.common.by import By
 
     runs = tmp_path / "runs"
     with replaced_specs(demo_paper()):
@@ -124,9 +123,8 @@ def test_reproduction_page(driver, tmp_path, trec):
     """The reproduction page: the paper's number, the run reproducing it and the gap, linked from the index."""
     import json
 
-    from selenium.webdriver.common.by import By
-
     from paper_specs import demo_paper, replaced_specs
+    from selenium.webdriver.common.by import By
 
     runs = tmp_path / "runs"
     with replaced_specs(demo_paper()):

@@ -10,11 +10,11 @@ import math
 import re
 
 import pytest
+from paper_specs import PAPER_URL, demo_paper, replaced_specs
 
 from negplugins.cli import main
 from negplugins.io.sidecars import write_metadata
 from negplugins.leaderboard import build, discover
-from paper_specs import PAPER_URL, demo_paper, replaced_specs
 
 RANKINGS = {
     "bm25": {"q01": ["d02", "d01"], "q02": ["d04", "d03"], "q05": ["d10", "d09"], "q06": ["d10", "d09"],

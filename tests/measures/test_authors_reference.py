@@ -14,11 +14,11 @@ import math
 import random
 import warnings
 
+import dataset_fixtures as fx
 import ir_datasets
 import ir_measures
 import pytest
 
-import dataset_fixtures as fx
 from negplugins.measures import IncompletePairsWarning, NoNegativesWarning, PartialNegativesWarning, parse_measures
 
 QUERIES = 2000

@@ -6,8 +6,17 @@ import random
 import ir_measures
 import pytest
 
-from negplugins.measures import (LSNC, DeltaMRR, DeltaR, NegRecall, NoPairsWarning, PairedAcc,
-    PartialNegativesWarning, PosRR, RightRank)
+from negplugins.measures import (
+    LSNC,
+    DeltaMRR,
+    DeltaR,
+    NegRecall,
+    NoPairsWarning,
+    PairedAcc,
+    PartialNegativesWarning,
+    PosRR,
+    RightRank,
+)
 
 
 def aggregate(measures, qrels, run):

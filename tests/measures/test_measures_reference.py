@@ -15,8 +15,19 @@ import warnings
 import ir_measures
 import pytest
 
-from negplugins.measures import (LSNC, DeltaMRR, DeltaR, IncompletePairsWarning, NegRecall, NoNegativesWarning,
-    NoPairsWarning, PairedAcc, PartialNegativesWarning, PosRR, RightRank)
+from negplugins.measures import (
+    LSNC,
+    DeltaMRR,
+    DeltaR,
+    IncompletePairsWarning,
+    NegRecall,
+    NoNegativesWarning,
+    NoPairsWarning,
+    PairedAcc,
+    PartialNegativesWarning,
+    PosRR,
+    RightRank,
+)
 
 CASES_PER_SHAPE = 150
 CUTOFF_CHOICES = (1, 2, 3, 5, 10, 100)

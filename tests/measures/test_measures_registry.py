@@ -6,8 +6,17 @@ import ir_measures
 import pytest
 
 import negplugins.measures
-from negplugins.measures import (LSNC, DeltaMRR, DeltaR, NegRecall, NoNegativesWarning, NoPairsWarning, PairedAcc,
-    RightRank, parse_measures)
+from negplugins.measures import (
+    LSNC,
+    DeltaMRR,
+    DeltaR,
+    NegRecall,
+    NoNegativesWarning,
+    NoPairsWarning,
+    PairedAcc,
+    RightRank,
+    parse_measures,
+)
 
 ALL = [DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall, LSNC]
 QRELS = {'q1': {'p': 1, 'n': -1}, 'q2': {'a': 2, 'b': 1}}

@@ -11,11 +11,11 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseDocs, BaseQueries, GenericDoc, GenericQuery
 
 from negplugins import datasets
-from negplugins.runners import lucene_index as index
 from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
-from negplugins.runners.bm25 import bm25_search, pyserini_topic_order
 from negplugins.io.topics import write_topics
+from negplugins.runners import lucene_index as index
+from negplugins.runners.bm25 import bm25_search, pyserini_topic_order
 
 pytestmark = pytest.mark.java
 

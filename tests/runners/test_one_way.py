@@ -9,11 +9,11 @@ import json
 import os
 from typing import NamedTuple
 
+import dataset_fixtures as fx
 import numpy as np
 import pytest
 from ir_datasets.formats import GenericDoc
 
-import dataset_fixtures as fx
 from negplugins import datasets
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners import rerank as rerank_module

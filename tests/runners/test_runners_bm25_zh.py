@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import dataset_fixtures as fx
 import pytest
 
-import dataset_fixtures as fx
 from ir_datasets_ext.datasets import dureader_retrieval as du
-from negplugins.runners.lucene_index import lucene_index, read_manifest
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners.bm25 import bm25_search
+from negplugins.runners.lucene_index import lucene_index, read_manifest
 
 
 @pytest.mark.java

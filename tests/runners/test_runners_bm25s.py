@@ -19,8 +19,16 @@ from negplugins.errors import UserError
 from negplugins.evaluation.validation import validate_run
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners.bm25 import pyserini_topic_order
-from negplugins.runners.bm25s import (BM25S_DEFAULTS, BM25S_METHODS, PRESETS, STOPWORDS, TOKEN_PATTERN, bm25s_corpus,
-                                      bm25s_search, bm25s_settings)
+from negplugins.runners.bm25s import (
+    BM25S_DEFAULTS,
+    BM25S_METHODS,
+    PRESETS,
+    STOPWORDS,
+    TOKEN_PATTERN,
+    bm25s_corpus,
+    bm25s_search,
+    bm25s_settings,
+)
 
 DEMO = "negplugins-demo"
 

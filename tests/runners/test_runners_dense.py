@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from negplugins.errors import UserError
-from negplugins.runners.lucene_index import MANIFEST
 from negplugins.io.sidecars import file_sha256, read_metadata
 from negplugins.runners import dense
 from negplugins.runners.dense import dense_index, dense_search, load_dense_index, search_vectors, shard_bounds
 from negplugins.runners.encoders import default_model_path
+from negplugins.runners.lucene_index import MANIFEST
 
 DEMO = "negplugins-demo"
 DEMO_DOCS = [f"d{n:02d}" for n in range(1, 37)]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dataset_fixtures as fx
 import ir_datasets
 import pytest
 
-import dataset_fixtures as fx
 from negplugins.errors import UserError
 from negplugins.evaluation.scoring import evaluate
 from negplugins.io.sidecars import file_sha256, read_metadata
-from negplugins.runners.rerank import MONOT5_TEMPLATE, detect_reranker, rerank
 from negplugins.runners.encoders import resolve_model
+from negplugins.runners.rerank import MONOT5_TEMPLATE, detect_reranker, rerank
 
 DEMO = "negplugins-demo"
 DEMO_DOCS = [f"d{n:02d}" for n in range(1, 37)]
@@ -39,11 +39,11 @@ def test_rerank_run_with_bi_encoder(tmp_path):
     assert (tmp_path / "a.trec").read_bytes() == (tmp_path / "b.trec").read_bytes()  # deterministic
     lines = _lines(tmp_path / "a.trec")
     by_query = {}
-    for q, _, d, rank, score, tag in lines:
+    for q, _, d, _rank, score, tag in lines:
         by_query.setdefault(q, []).append((d, float(score)))
         assert tag == "rerank-bi-encoder-all-MiniLM-L6-v2"
     assert list(by_query) == ["q01", "q02", "q05"]
-    for q, hits in by_query.items():
+    for hits in by_query.values():
         assert sorted(d for d, _ in hits) == DEMO_DOCS[:10]  # the top 10 only; the rest are dropped
         scores = [s for _, s in hits]
         assert scores == sorted(scores, reverse=True) and all(-1 <= s <= 1 for s in scores)
@@ -96,7 +96,7 @@ def test_detect_reranker(tiny_cross_encoder, tiny_monot5):
 
 def test_monot5_and_cross_encoder_scores_are_what_they_claim(mirror, tmp_path, tiny_cross_encoder, tiny_monot5):
     import torch
-    from transformers import (AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer)
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
 
     fx.write_nevir(mirror)
     dataset = ir_datasets.load("nevir/test")

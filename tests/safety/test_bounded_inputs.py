@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 from negplugins.errors import UserError
+from negplugins.evaluation.validation import validate_run
 from negplugins.io.jsonfile import read_json
 from negplugins.io.sidecars import read_sidecar, run_tag_problems, write_metadata
 from negplugins.io.trec import RunFormatError, read_run
-from negplugins.evaluation.validation import validate_run
 
 
 def _safety_helpers():

@@ -166,8 +166,8 @@ def test_good_measures_still_evaluate(workspace):
 
 def test_api_refuses_the_same_values(tmp_path):
     from negplugins.evaluation.scoring import evaluate_runs
-    from negplugins.runners.bm25 import bm25_search
     from negplugins.evaluation.significance import compare, randomization_test
+    from negplugins.runners.bm25 import bm25_search
 
     out = tmp_path / "out.trec"
     with pytest.raises(UserError, match=r"--k1: expected a finite number >= 0, got nan"):
