@@ -608,12 +608,18 @@ def test_readme_workflow_and_demo_leave_a_fresh_clone_clean(tmp_path, shared_dat
     env = dict(os.environ, PYTHONPATH=str(clone), IR_DATASETS_EXT_MIRROR=str(shared_data))
     committed = {str(p): p.read_bytes() for p in [*(clone / "runs").rglob("*"), *(clone / "leaderboards").rglob("*")]
                  if p.is_file()}
-    for command in [*_workflow_commands(), "negplugins demo --workdir .",
+    # the workflow twice (a re-run is allowed and, for topics, a no-op), then the demo and an export
+    topics_messages = []
+    for command in [*_workflow_commands(), *_workflow_commands(), "negplugins demo --workdir .",
                     f"negplugins export beir {DEMO} beir/{DEMO}"]:
         args = command.split()[1:]
         result = subprocess.run([os.sys.executable, "-m", "negplugins", *args], cwd=clone, env=env,
                                 capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, (command, result.stderr)
+        if args[0] == "topics":
+            topics_messages.append(result.stdout)
+    assert topics_messages == [f"wrote 21 topics to topics/{DEMO}.tsv\n",
+                               f"topics/{DEMO}.tsv already holds these 21 topics; left unchanged\n"]
     assert (clone / "work" / DEMO / "bm25.trec").is_file() and (clone / DEMO / "runs" / "bm25.trec").is_file()
     status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True)
     assert status.stdout == "", status.stdout  # everything written is git-ignored
