@@ -609,6 +609,7 @@ def test_readme_workflow_and_demo_leave_a_fresh_clone_clean(tmp_path, shared_dat
     committed = {str(p): p.read_bytes() for p in [*(clone / "runs").rglob("*"), *(clone / "leaderboards").rglob("*")]
                  if p.is_file()}
     # the workflow twice (a re-run is allowed and, for topics, a no-op), then the demo and an export
+    topics_messages = []
     for command in [*_workflow_commands(), *_workflow_commands(), "negplugins demo --workdir .",
                     f"negplugins export beir {DEMO} beir/{DEMO}"]:
         args = command.split()[1:]
