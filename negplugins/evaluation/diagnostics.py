@@ -120,6 +120,8 @@ def _check_field(dataset, dataset_id: str, name: str, option: str) -> None:
 def doc_field_values(dataset, fields, dataset_id: str | None = None, option: str = "--by-doc-field"):
     """Read the values of categorical document fields, in one pass over the corpus.
 
+    Every document's value is held in memory (a few hundred MB for a corpus of millions of documents).
+
     Parameters
     ----------
     dataset

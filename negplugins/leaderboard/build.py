@@ -390,6 +390,12 @@ def _paper_datasets(records) -> list[str]:
     wanted = []
     for spec in datasets.benchmarks():
         reported = [r.dataset for r in spec.reported]
+        for dataset_id in dict.fromkeys(reported):
+            try:
+                datasets.load(dataset_id)
+            except UserError as error:
+                raise UserError(f"the spec of {spec.name} records a number of its paper on {dataset_id!r}, which is "
+                                f"not a registered dataset id ({error})") from None
         owned = [d for d in records if spec.owns(d) and datasets.benchmark_of(d) is spec]
         if not reported and not owned:  # a test split where the spec lists one (papers report on it), else the first
             listed = [d for d in spec.datasets if "<" not in d]

@@ -247,4 +247,5 @@ def test_values_that_show_the_same_are_both_marked_best():
     assert [_is_best(record, r["overall"]["m"], best) for r in record["runs"]] == [True, True, False]
     record["lower_is_better"] = ["m"]
     best = _best(record, "m")
-    assert best == 0.5854 and [_is_best(record, r["overall"]["m"], best) for r in record["runs"]] == [False, False, True]
+    assert best == 0.5854
+    assert [_is_best(record, r["overall"]["m"], best) for r in record["runs"]] == [False, False, True]

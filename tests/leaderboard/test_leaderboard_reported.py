@@ -195,6 +195,19 @@ def test_reproduces_without_recorded_numbers(tmp_path, trec):
                         "records no number of its paper on this dataset, so there is nothing to reproduce"]
 
 
+def test_a_number_on_an_unregistered_dataset_is_refused(tmp_path, trec):
+    from ir_datasets_ext.benchmark import Reported
+    from negplugins.errors import UserError
+
+    with replaced_specs({"negplugins-demo": {"reported": (Reported("X", "nDCG@10", 0.1, "negplugins-demo/nope"),)}}):
+        runs = tmp_path / "runs"
+        contribute(runs, trec, "bm25")
+        with pytest.raises(UserError, match="the spec of negplugins-demo records a number of its paper on "
+                                            "'negplugins-demo/nope', which is not a registered dataset id"):
+            build(runs, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 def test_sidecar_command_writes_reproduces(papers, tmp_path, trec, capsys):
     run = trec(tmp_path / "runs" / "negplugins-demo" / "mine.trec", RANKINGS["good"])
     base = ["leaderboard", "sidecar", str(run), "--dataset", "negplugins-demo", "--system", "mine", "--tag", "t"]
