@@ -140,7 +140,7 @@ def test_toy_benchmark_has_a_leaderboard_and_a_row_in_the_index(toy, tmp_path, t
     html = (out / "index.html").read_text(encoding="utf-8")
     assert "title=\"a toy benchmark registered by a test (P@1, MRR@10)\">ToyBench</td>" in html
     assert f"<a href=\"{TOY}.html\">{TOY}</a>" in html
-    assert f"| ToyBench | [{TOY}]({TOY}.md) | 1 | Toy system | P@1 0.3333 |" in (out / "README.md").read_text()
+    assert f"| ToyBench | [{TOY}]({TOY}.md) | 1 | 0 | Toy system | P@1 0.3333 |" in (out / "README.md").read_text()
 
 
 def test_toy_benchmark_is_in_the_evaluate_help(toy, capsys):

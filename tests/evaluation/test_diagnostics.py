@@ -2,7 +2,7 @@
 
 Expected values are computed by hand in the comments (small runs over the BoolQuestions fixture, whose NQ
 passages carry a title), or, for the real ComLQ runs, by an independent reading of the run file (its rank
-column) and of the origin id ranges of the release notes (../shared/data/comlq/SOURCES.md).
+column) and of the origin id ranges of the ComLQ release notes (as docs/formats.md records them).
 """
 
 import csv
@@ -162,7 +162,7 @@ def test_a_field_that_is_not_categorical(mirror, tmp_path, trec, monkeypatch):
 
 
 def _origin(doc_id: str) -> str:
-    """ComLQ's id ranges, from the release notes (SOURCES.md), independently of the dataset module."""
+    """ComLQ's id ranges, from the release notes (docs/formats.md), independently of the dataset module."""
     number = int(doc_id)
     return "evidence" if number <= 13974 else "distractor" if number <= 17974 else "generated"
 

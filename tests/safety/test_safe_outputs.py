@@ -47,7 +47,7 @@ def project(tmp_path):
     root = tmp_path / "project"
     shutil.copytree(DEMO_RUNS, root / "runs" / DEMO)
     (root / "docs").mkdir()
-    (root / "docs" / "thesis.md").write_text("my own notes\n")
+    (root / "docs" / "thesis.txt").write_text("my own notes\n")
     return root
 
 
@@ -88,7 +88,7 @@ def _run(project):
     (".", "is the current directory"),
     ("..", "is the current directory or one of its parents"),
     ("runs", "holds runs"),
-    ("docs", "holds files negplugins did not write (thesis.md)"),
+    ("docs", "holds files negplugins did not write (thesis.txt)"),
     ("runs/negplugins-demo/bm25.trec", "exists and is not a folder"),
 ])
 def test_leaderboard_build_refuses_folders_it_did_not_create(project, cli, guard, output, fragment):
@@ -280,10 +280,10 @@ def test_topics_does_not_replace_a_committed_topic_file(repo, cli, guard):
 # -- other file outputs: replaced only with --force, unless they already hold the same bytes -------
 
 def test_evaluate_report_onto_an_untracked_user_file_needs_force(project, cli, guard):
-    mine = project / "docs" / "thesis.md"  # not tracked (no repository at all): only --force replaces it
+    mine = project / "docs" / "thesis.txt"  # not tracked (no repository at all): only --force replaces it
     guard.arm(project)
     result = cli("evaluate", DEMO, _run(project), "-o", mine, cwd=project)
-    assert_clean_error(result, "docs/thesis.md: exists and differs from what this command writes", "--force")
+    assert_clean_error(result, "docs/thesis.txt: exists and differs from what this command writes", "--force")
     guard.unchanged(allow_new=False)
     printed = cli("evaluate", DEMO, _run(project), cwd=project)
     forced = cli("evaluate", DEMO, _run(project), "-o", mine, "--force", cwd=project)
@@ -457,7 +457,7 @@ def test_index_into_the_current_directory_is_refused(project, cli, guard):
 
 @pytest.mark.parametrize("target, fragment", [(".", "holds more than a BEIR export (docs, runs)"),
                                               ("runs", "holds more than a BEIR export (negplugins-demo)"),
-                                              ("docs", "holds more than a BEIR export (thesis.md)")])
+                                              ("docs", "holds more than a BEIR export (thesis.txt)")])
 def test_export_beir_with_overwrite_refuses_folders_it_did_not_create(project, cli, guard, target, fragment):
     guard.arm(project)
     result = cli("export", "beir", DEMO, target, "--overwrite", cwd=project)
@@ -483,8 +483,8 @@ def test_demo_refuses_a_workdir_subfolder_it_did_not_create(project, cli, guard)
 
 def test_demo_refuses_a_workdir_that_is_a_file(project, cli, guard):
     guard.arm(project)
-    result = cli("demo", "--workdir", "docs/thesis.md", cwd=project)
-    assert_clean_error(result, "docs/thesis.md: --workdir is not a folder")
+    result = cli("demo", "--workdir", "docs/thesis.txt", cwd=project)
+    assert_clean_error(result, "docs/thesis.txt: --workdir is not a folder")
     guard.unchanged(allow_new=False)
 
 
@@ -492,8 +492,8 @@ def test_demo_refuses_a_workdir_that_is_a_file(project, cli, guard):
                                      ("export", "beir", DEMO)])
 def test_a_folder_output_under_a_file_is_refused(project, cli, guard, command):
     guard.arm(project)
-    result = cli(*command, "docs/thesis.md/out", cwd=project)
-    assert_clean_error(result, "docs/thesis.md/out: cannot be created, docs/thesis.md is not a folder")
+    result = cli(*command, "docs/thesis.txt/out", cwd=project)
+    assert_clean_error(result, "docs/thesis.txt/out: cannot be created, docs/thesis.txt is not a folder")
     guard.unchanged(allow_new=False)
 
 
