@@ -9,7 +9,7 @@
     negplugins search dense DATASET --output RUN [--model MODEL] [--batch-size N] [--hits N]
                             [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
     negplugins search rerank DATASET (--run FIRST_STAGE | --candidates) --model MODEL
-                             [--reranker {cross-encoder,monot5,bi-encoder}] [--top-k 100] --output RUN
+                             [--reranker {cross-encoder,monot5,bi-encoder,colbert}] [--top-k 100] --output RUN
     negplugins search beir-dense DATASET --output RUN [--model MODEL] [--hits N] ...
     negplugins search beir-rerank DATASET --run FIRST_STAGE --model MODEL --output RUN [--top-k 100] ...
 
@@ -119,7 +119,7 @@ def add_commands(commands, runners) -> None:
     # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
     DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
     RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
-    RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
+    RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
     BM25S_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
     BM25S_PRESETS = ("comlq-authors",)
 
@@ -148,7 +148,7 @@ def add_commands(commands, runners) -> None:
     p.set_defaults(func=_cmd_dense)
 
     p = runners.add_parser("rerank", help="rerank the top k of a run (or a dataset's candidates) with a "
-                                          "cross-encoder, monoT5 or bi-encoder")
+                                          "cross-encoder, monoT5, bi-encoder or ColBERT-style model")
     p.add_argument("dataset")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--run", help="first-stage TREC run to rerank (.gz accepted)")
@@ -162,7 +162,8 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=RERANK_DEFAULTS["batch_size"],
                    help=f"pairs per forward pass, 1 to {MAX_BATCH_SIZE} (default: {RERANK_DEFAULTS['batch_size']})")
     p.add_argument("--max-length", type=bounded_int(1, MAX_LENGTH),
-                   help=f"token limit per input, 1 to {MAX_LENGTH} (default: the model's, at most 512)")
+                   help=f"token limit per input, 1 to {MAX_LENGTH} (default: the model's, at most 512; colbert: "
+                        "the document length, default the model's doc_maxlen, else 180)")
     p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
