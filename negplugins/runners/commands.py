@@ -1,4 +1,5 @@
-"""``negplugins search dense``, ``rerank``, ``bm25s``, ``beir-dense``, ``beir-rerank``: thin layers over the Python API.
+"""``negplugins search dense``, ``splade``, ``rerank``, ``bm25s``, ``beir-dense``, ``beir-rerank``: thin layers over the
+Python API.
 
 ::
 
@@ -8,8 +9,11 @@
 
     negplugins search dense DATASET --output RUN [--model MODEL] [--batch-size N] [--hits N]
                             [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
+    negplugins search splade DATASET --model MODEL --output RUN [--index DIR] [--hits N] [--batch-size N]
+                             [--max-length N] [--query-max-length N] [--quantization SCALE] [--threads N]
+                             [--encoded-queries TOPICS.tsv] [--device DEVICE] [--rebuild] [--run-tag TAG]
     negplugins search rerank DATASET (--run FIRST_STAGE | --candidates) --model MODEL
-                             [--reranker {cross-encoder,monot5,bi-encoder}] [--top-k 100] --output RUN
+                             [--reranker {cross-encoder,monot5,bi-encoder,colbert}] [--top-k 100] --output RUN
     negplugins search beir-dense DATASET --output RUN [--model MODEL] [--hits N] ...
     negplugins search beir-rerank DATASET --run FIRST_STAGE --model MODEL --output RUN [--top-k 100] ...
 
@@ -30,6 +34,7 @@ from ..options import (
     MAX_HITS,
     MAX_LENGTH,
     MAX_SHARDS,
+    MAX_THREADS,
     bounded_int,
     finite_float,
 )
@@ -59,6 +64,22 @@ def _cmd_dense(args) -> int:
               f"still missing shard(s) {missing}: the run is written once all shards are encoded")
         return 0
     print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (index {info['index']})")
+    return 0
+
+
+def _cmd_splade(args) -> int:
+    _offline()
+    from .sparse import splade_search
+
+    info = splade_search(args.dataset, args.output, model=args.model, index=args.index, hits=args.hits,
+                         batch_size=args.batch_size, max_length=args.max_length,
+                         query_max_length=args.query_max_length, quantization=args.quantization,
+                         threads=args.threads, rebuild=args.rebuild, encoded_queries=args.encoded_queries,
+                         run_tag=args.run_tag, progress=not args.no_progress, device=args.device, force=args.force)
+    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (impact index {info['index']})")
+    if info["empty_queries"]:
+        print(f"negplugins: note: {info['empty_queries']} queries have no term of positive weight and no line in "
+              f"the run", file=sys.stderr)
     return 0
 
 
@@ -114,12 +135,13 @@ def _cmd_search_beir_rerank(args) -> int:
 
 
 def add_commands(commands, runners) -> None:
-    """Add ``dense``, ``rerank``, ``bm25s``, ``beir-dense`` and ``beir-rerank`` to ``negplugins search`` (``commands``
-    is unused)."""
+    """Add ``dense``, ``splade``, ``rerank``, ``bm25s``, ``beir-dense`` and ``beir-rerank`` to ``negplugins search``
+    (``commands`` is unused)."""
     # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
     DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
     RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
-    RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
+    SPLADE_DEFAULTS = {"batch_size": 16, "max_length": 512, "query_max_length": 256, "quantization": 51.2}
+    RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
     BM25S_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
     BM25S_PRESETS = ("comlq-authors",)
 
@@ -147,8 +169,41 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_dense)
 
+    p = runners.add_parser("splade", help="learned sparse retrieval (SPLADE-style masked language model): encode "
+                                          "documents into a Lucene impact index and search it")
+    p.add_argument("dataset")
+    p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
+    p.add_argument("--model", help="masked language model folder or cached id, e.g. a SPLADE checkpoint (required "
+                                   "unless --index is an index built by negplugins)")
+    p.add_argument("--index", help="search this existing impact index folder (default: build or reuse "
+                                   "indexes/splade/<corpus>/<model>)")
+    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=DEFAULT_HITS,
+                   help=f"documents per query, 1 to {MAX_HITS} (default: {DEFAULT_HITS}, as Pyserini)")
+    p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=SPLADE_DEFAULTS["batch_size"],
+                   help=f"texts per forward pass, 1 to {MAX_BATCH_SIZE} (default: {SPLADE_DEFAULTS['batch_size']})")
+    p.add_argument("--max-length", type=bounded_int(1, MAX_LENGTH),
+                   help=f"document tokens kept (default: {SPLADE_DEFAULTS['max_length']}, at most the model's)")
+    p.add_argument("--query-max-length", type=bounded_int(1, MAX_LENGTH),
+                   help=f"query tokens kept (default: {SPLADE_DEFAULTS['query_max_length']}, as Pyserini's SPLADE "
+                        f"query encoder)")
+    p.add_argument("--quantization", type=finite_float(0),
+                   help=f"integer weights are round(weight x SCALE) (default: the index's, else "
+                        f"{SPLADE_DEFAULTS['quantization']}, Pyserini's 256/5)")
+    p.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=1,
+                   help=f"Anserini indexing and search threads, 1 to {MAX_THREADS} (default: 1)")
+    p.add_argument("--encoded-queries", metavar="TOPICS",
+                   help="also write the encoded queries as a Pyserini topic file (.tsv, each term repeated weight "
+                        "times) for python -m pyserini.search.lucene --impact --min-idf -1")
+    p.add_argument("--device", default="cpu", help="torch device of the model: cpu, cuda, cuda:N, mps (default: cpu)")
+    p.add_argument("--rebuild", action="store_true", help="encode and index again even if an up-to-date index exists")
+    p.add_argument("--run-tag", help="last column of the run (default: splade-<model>; stock Pyserini writes "
+                                     "Anserini)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_splade)
+
     p = runners.add_parser("rerank", help="rerank the top k of a run (or a dataset's candidates) with a "
-                                          "cross-encoder, monoT5 or bi-encoder")
+                                          "cross-encoder, monoT5, bi-encoder or ColBERT-style model")
     p.add_argument("dataset")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--run", help="first-stage TREC run to rerank (.gz accepted)")
@@ -162,7 +217,8 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=RERANK_DEFAULTS["batch_size"],
                    help=f"pairs per forward pass, 1 to {MAX_BATCH_SIZE} (default: {RERANK_DEFAULTS['batch_size']})")
     p.add_argument("--max-length", type=bounded_int(1, MAX_LENGTH),
-                   help=f"token limit per input, 1 to {MAX_LENGTH} (default: the model's, at most 512)")
+                   help=f"token limit per input, 1 to {MAX_LENGTH} (default: the model's, at most 512; colbert: "
+                        "the document length, default the model's doc_maxlen, else 180)")
     p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)

@@ -18,7 +18,7 @@ from ..io.files import atomic_directory, atomic_writer, check_folder_output, out
 from ..io.jsonfile import read_json
 from ..options import MAX_THREADS, check_int
 
-__all__ = ["MANIFEST", "check_lucene_index", "default_index_path", "lucene_index", "read_manifest"]
+__all__ = ["MANIFEST", "anserini_indexer", "check_lucene_index", "default_index_path", "lucene_index", "read_manifest"]
 
 #: File inside every index the suite builds; an index without it is never reused.
 MANIFEST = "negplugins-index.json"
@@ -144,11 +144,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     with output_lock(path):
         if up_to_date():  # built meanwhile by a command we waited for
             return path, False
-        jvm.configure()
-        from pyserini.pyclass import autoclass
-
-        index_collection = autoclass("io.anserini.index.IndexCollection")
-        _reclaim_signals()
+        index_collection = anserini_indexer()
         # The copy of the corpus Anserini reads is a sibling of the index (.<name>.collection-*.partial),
         # not in the system's temporary folder: a build killed outright leaves it where the next build
         # of this index removes it.
@@ -170,6 +166,22 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
             manifest = dict(expected, documents=count, dataset=dataset_id, threads=threads)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path, True
+
+
+def anserini_indexer():
+    """Anserini's ``IndexCollection`` (the indexer ``python -m pyserini.index.lucene`` runs), JVM started.
+
+    Call its ``main(args)`` with Anserini's command-line arguments. Starting the JVM installs its own
+    SIGINT and SIGTERM handlers; they are given back to Python here (see :func:`_reclaim_signals`).
+    Callers build into a folder of :func:`negplugins.io.files.atomic_directory`, so an interrupted
+    build leaves nothing a later search would use.
+    """
+    jvm.configure()
+    from pyserini.pyclass import autoclass
+
+    indexer = autoclass("io.anserini.index.IndexCollection")
+    _reclaim_signals()
+    return indexer
 
 
 def _reclaim_signals() -> None:

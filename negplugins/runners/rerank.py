@@ -12,8 +12,13 @@ Three kinds of reranker, for any Hugging Face id (from the local cache) or model
 ``bi-encoder``
     A sentence embedding model: cosine similarity of the query's and the document's L2-normalised
     embeddings (each distinct text is encoded once).
+``colbert``
+    Late interaction (ColBERT style): MaxSim over the query's and the document's L2-normalised token
+    embeddings, with the model's query/document markers, ``[MASK]`` query augmentation and lengths
+    (:mod:`negplugins.runners.late_interaction`; ``max_length`` overrides the document length).
 
-Without ``reranker`` the kind is read from the model's config: encoder-decoder -> ``monot5``, an
+Without ``reranker`` the kind is read from the model's folder: a ColBERT checkpoint (Stanford's ``HF_ColBERT``
+or ``artifact.metadata``, or a PyLate folder) -> ``colbert``, encoder-decoder -> ``monot5``, an
 ``...ForSequenceClassification`` architecture -> ``cross-encoder``, anything else -> ``bi-encoder``.
 
 Candidates: from a TREC run, each query's documents in the suite's one ranking (:func:`negplugins.io.trec.ranked`:
@@ -46,17 +51,20 @@ from ..io.trec import ranked, read_run, write_run
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, load_error, model_load_errors, quiet_transformers, resolve_model
+from .late_interaction import ColbertScorer, is_colbert_folder
 from .lucene_index import dataset_language
 
 __all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "rerank"]
 
-RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
+RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
 RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
 MONOT5_TEMPLATE = "Query: {query} Document: {document} Relevant:"
 
 
 def detect_reranker(ref: ModelRef) -> str:
-    """The reranker kind for a model, from its ``config.json`` (see the module documentation)."""
+    """The reranker kind for a model, from its folder (see the module documentation)."""
+    if is_colbert_folder(ref.path):
+        return "colbert"
     try:
         from transformers import AutoConfig
 
@@ -183,7 +191,8 @@ def load_reranker(model: str | os.PathLike | None, reranker: str | None = None,
     ref = resolve_model(model)
     kind = reranker or detect_reranker(ref)
     quiet_transformers()
-    scorer = {"cross-encoder": CrossEncoderScorer, "monot5": MonoT5Scorer, "bi-encoder": BiEncoderScorer}[kind]
+    scorer = {"cross-encoder": CrossEncoderScorer, "monot5": MonoT5Scorer, "bi-encoder": BiEncoderScorer,
+              "colbert": ColbertScorer}[kind]
     return scorer(ref, batch_size, max_length), kind, ref
 
 
@@ -223,14 +232,15 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         First-stage TREC run (``.gz`` accepted). Exactly one of ``run`` and ``candidates``.
     candidates : bool
         Rerank the dataset's scoreddocs instead (NevIR's document pairs).
-    reranker : {"cross-encoder", "monot5", "bi-encoder"}, optional
+    reranker : {"cross-encoder", "monot5", "bi-encoder", "colbert"}, optional
         Kind of model; detected from its config when not given.
     top_k : int
         Documents reranked per query.
     batch_size : int
         Pairs (or texts, for the bi-encoder) per forward pass.
     max_length : int, optional
-        Token limit of an input (default: the model's, at most 512).
+        Token limit of an input (default: the model's, at most 512; for ``colbert``, the document length,
+        default the model's ``doc_maxlen``, else 180).
     run_tag : str, optional
         Last column of the run; default ``rerank-<kind>-<model name>``.
     command : str, optional
@@ -301,6 +311,8 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
                   "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
     if kind == "monot5":
         parameters["template"] = MONOT5_TEMPLATE
+    if kind == "colbert":
+        parameters.update(scorer.parameters())
     write_metadata(output, dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
                    tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
                    language=dataset_language(dataset), command=command)

@@ -96,8 +96,8 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit):
         main(["search", "rerank", DEMO, "--run", "r", "--candidates", "--model", "m", "-o", "x.trec"])
     with pytest.raises(SystemExit):
-        main(["search", "rerank", DEMO, "--run", "r", "--model", "m", "--reranker", "colbert", "-o", "x.trec"])
-    assert "invalid choice: 'colbert'" in capsys.readouterr().err
+        main(["search", "rerank", DEMO, "--run", "r", "--model", "m", "--reranker", "splade", "-o", "x.trec"])
+    assert "invalid choice: 'splade'" in capsys.readouterr().err
 
 
 def _help(argv) -> str:
@@ -118,13 +118,15 @@ def test_one_name_and_one_default_per_option():
     from negplugins.runners.beir import beir_dense_search
     from negplugins.runners.bm25 import bm25_search
     from negplugins.runners.dense import dense_search
+    from negplugins.runners.sparse import splade_search
 
     parser = build_parser()
-    for runner in ("dense", "rerank", "beir-dense", "beir-rerank"):
+    for runner in ("dense", "splade", "rerank", "beir-dense", "beir-rerank"):
         assert "--model" in _help(["search", runner]) and "--encoder" not in _help(["search", runner])
     assert parser.parse_args(["search", "dense", DEMO, "-o", "x", "--encoder", "m"]).model == "m"
     assert parser.parse_args(["search", "dense", DEMO, "-o", "x", "--model", "m"]).model == "m"
-    for runner, api in (("bm25", bm25_search), ("dense", dense_search), ("beir-dense", beir_dense_search)):
+    for runner, api in (("bm25", bm25_search), ("dense", dense_search), ("splade", splade_search),
+                        ("beir-dense", beir_dense_search)):
         assert parser.parse_args(["search", runner, DEMO, "-o", "x"]).hits == 1000
         assert inspect.signature(api).parameters["hits"].default == 1000
         assert "default: 1000, as Pyserini" in _help(["search", runner])

@@ -1,4 +1,5 @@
-"""Reranking a run or a dataset's scoreddocs with a bi-encoder, a (tiny) cross-encoder and a (tiny) monoT5."""
+"""Reranking a run or a dataset's scoreddocs with a bi-encoder, a (tiny) cross-encoder and a (tiny) monoT5
+(ColBERT-style reranking: test_runners_colbert.py)."""
 
 from __future__ import annotations
 
@@ -163,8 +164,9 @@ def test_bad_arguments(tmp_path):
         rerank(DEMO, tmp_path / "out.trec", candidates=True)
     with pytest.raises(UserError, match="--top-k: expected an integer from 1 to 100000, got 0"):
         rerank(DEMO, tmp_path / "out.trec", run=first, top_k=0)
-    with pytest.raises(UserError, match="unknown reranker 'colbert'"):
-        rerank(DEMO, tmp_path / "out.trec", run=first, reranker="colbert")
+    with pytest.raises(UserError, match="unknown reranker 'splade'; choose one of cross-encoder, monot5, bi-encoder, "
+                                        "colbert"):
+        rerank(DEMO, tmp_path / "out.trec", run=first, reranker="splade")
     with pytest.raises(UserError, match="missing.trec: run file not found"):
         rerank(DEMO, tmp_path / "out.trec", run=tmp_path / "missing.trec")
     with pytest.raises(UserError, match="unknown model 'nobody/cross-encoder-xyz'.*offline"):

@@ -1,0 +1,352 @@
+"""Late interaction (ColBERT-style): MaxSim over L2-normalised token embeddings, with transformers directly.
+
+The reranker kind ``colbert`` of :mod:`negplugins.runners.rerank`. A query and a document are encoded
+separately into one vector per token, and
+
+    score(q, d) = sum over the query's token vectors Q_i of  max over the document's token vectors D_j of  Q_i . D_j
+
+(ColBERT's MaxSim; the vectors have unit length, so each dot product is a cosine). Encoding follows the
+Stanford ColBERT code (``QueryTokenizer`` / ``DocTokenizer`` and ``ColBERT.query`` / ``ColBERT.doc``), which
+PyLate follows too:
+
+* markers: the query marker token is inserted right after the first special token (``[CLS]``), the document
+  marker likewise, and each text is truncated so that the whole sequence fits its maximum length
+  (ColBERT tokenizes ``". " + text`` and overwrites the ``.``: the same ids);
+* query augmentation: a query is padded to ``query_maxlen`` (32) with the ``[MASK]`` token; the padding
+  ``[MASK]`` tokens are not attended to (``attend_to_mask_tokens: false``, ColBERT's and PyLate's default) but
+  their outputs are query vectors like the others, so every query has ``query_maxlen`` vectors;
+* documents: truncated to ``doc_maxlen`` (180) tokens; padding and, with ``mask_punctuation`` (default, as
+  ColBERT), the tokens of ``string.punctuation`` (the first id of each character, as ColBERT's skiplist)
+  are not document vectors;
+* projection: the encoder's last hidden states go through the checkpoint's linear layer (ColBERT's
+  ``linear``, no bias) and are L2-normalised per token.
+
+Where the settings come from, first found first:
+
+1. a Stanford ColBERT checkpoint (``config.json`` architecture ``HF_ColBERT``, or an ``artifact.metadata``
+   file): ``artifact.metadata``'s ``query_token_id`` / ``doc_token_id`` (marker tokens, e.g.
+   ``[unused0]``), ``query_maxlen``, ``doc_maxlen``, ``attend_to_mask_tokens``, ``mask_punctuation``; the
+   projection is the ``linear.weight`` tensor of the checkpoint's weights;
+2. a PyLate folder (``config_sentence_transformers.json`` with ``query_length`` or ``document_length``):
+   ``query_prefix`` / ``document_prefix`` (``[Q] `` / ``[D] ``, tokens added to its tokenizer),
+   ``query_length``, ``document_length``, ``attend_to_expansion_tokens``; the projection is the chain of
+   ``Dense`` modules listed in ``modules.json`` (identity activation only);
+3. otherwise (a plain encoder such as BERT): the markers are ColBERT's defaults ``[unused0]`` / ``[unused1]``
+   when the tokenizer has them (BERT's vocabularies do), else none; lengths 32 and 180; and **no projection**
+   (the identity: the token vectors are the hidden states, of the model's hidden size). A linear layer that a
+   checkpoint does not have cannot be guessed, and a random one would only add noise, so it is left out.
+
+No trained ColBERT weights can be downloaded where this suite was built: the code paths are tested with tiny
+randomly initialised models (a Stanford-style checkpoint with ``linear.weight`` and ``artifact.metadata``, a
+PyLate-style folder and a plain BERT), against a direct torch computation of the same formula.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import defaultdict
+from pathlib import Path
+
+from ..errors import UserError
+from ..io.jsonfile import read_json
+from .encoders import ModelRef, load_error, model_load_errors, quiet_transformers
+
+__all__ = ["COLBERT_DEFAULTS", "STANFORD_MARKERS", "ColbertScorer", "colbert_settings", "is_colbert_folder", "maxsim"]
+
+#: ColBERT's (and PyLate's) default lengths, in tokens, special tokens and the marker included.
+COLBERT_DEFAULTS = {"query_maxlen": 32, "doc_maxlen": 180, "attend_to_mask_tokens": False, "mask_punctuation": True}
+#: The markers Stanford ColBERT puts in BERT's unused vocabulary slots (query, document).
+STANFORD_MARKERS = ("[unused0]", "[unused1]")
+
+_METADATA = "artifact.metadata"
+_ST_CONFIG = "config_sentence_transformers.json"
+_MAX_CONFIG_BYTES = 4 * 1024 * 1024
+_CHUNK_DOCS = 1024  # distinct documents whose token vectors are held at once
+
+
+def _json(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    value = read_json(path, what="model configuration", max_bytes=_MAX_CONFIG_BYTES)
+    if not isinstance(value, dict):
+        raise UserError(f"{path}: expected a JSON object")
+    return value
+
+
+def _architectures(path: Path) -> list[str]:
+    config = _json(path / "config.json") or {}
+    names = config.get("architectures") or []
+    return [str(name) for name in names] if isinstance(names, list) else []
+
+
+def is_colbert_folder(path: str | Path) -> bool:
+    """Whether a model folder is a ColBERT checkpoint: Stanford's (``HF_ColBERT``, ``artifact.metadata``) or PyLate's."""
+    path = Path(path)
+    if (path / _METADATA).is_file() or "HF_ColBERT" in _architectures(path):
+        return True
+    st = _json(path / _ST_CONFIG) or {}
+    return "query_length" in st or "document_length" in st
+
+
+def colbert_settings(path: str | Path) -> dict:
+    """The markers, lengths and flags of a model folder (see the module documentation), and where they came from."""
+    path = Path(path)
+    settings = {"query_marker": None, "doc_marker": None, **COLBERT_DEFAULTS, "source": "defaults"}
+    metadata = _json(path / _METADATA)
+    if metadata is not None or "HF_ColBERT" in _architectures(path):
+        metadata = metadata or {}
+        settings.update(source="stanford", query_marker=metadata.get("query_token_id", STANFORD_MARKERS[0]),
+                        doc_marker=metadata.get("doc_token_id", STANFORD_MARKERS[1]))
+        for key in ("query_maxlen", "doc_maxlen", "attend_to_mask_tokens", "mask_punctuation"):
+            if metadata.get(key) is not None:
+                settings[key] = metadata[key]
+        return settings
+    st = _json(path / _ST_CONFIG) or {}
+    if "query_length" in st or "document_length" in st:
+        settings.update(source="pylate", query_marker=st.get("query_prefix", "[Q] ") or None,
+                        doc_marker=st.get("document_prefix", "[D] ") or None)
+        for key, name in (("query_maxlen", "query_length"), ("doc_maxlen", "document_length"),
+                          ("attend_to_mask_tokens", "attend_to_expansion_tokens")):
+            if st.get(name) is not None:
+                settings[key] = st[name]
+        return settings
+    settings.update(query_marker=STANFORD_MARKERS[0], doc_marker=STANFORD_MARKERS[1])  # kept if the vocabulary has them
+    return settings
+
+
+def _tensors(folder: Path, names: tuple[str, ...]) -> dict:
+    """The tensors ``names`` found in a folder's weights (safetensors, sharded or not, else ``pytorch_model.bin``)."""
+    import torch
+
+    found = {}
+    index = _json(folder / "model.safetensors.index.json")
+    if index is not None:
+        weight_map = index.get("weight_map") or {}
+        files = sorted({weight_map[name] for name in names if name in weight_map})
+    else:
+        files = ["model.safetensors"] if (folder / "model.safetensors").is_file() else []
+    if files:
+        from safetensors import safe_open
+
+        for file in files:
+            with safe_open(str(folder / file), framework="pt") as f:
+                for name in names:
+                    if name in f.keys():
+                        found[name] = f.get_tensor(name)
+        return found
+    if (folder / "pytorch_model.bin").is_file():
+        state = torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
+        return {name: state[name] for name in names if name in state}
+    return found
+
+
+def _projection(path: Path, source: str, hidden: int, ref: ModelRef):
+    """``(layers, description)``: the ``(weight, bias or None)`` linear layers applied in order, and what they are."""
+    if source == "stanford":
+        weight = _tensors(path, ("linear.weight",)).get("linear.weight")
+        if weight is None:
+            return [], "identity (the checkpoint has no linear.weight)"
+        return [(weight, None)], "linear.weight of the checkpoint"
+    if source == "pylate":
+        modules = path / "modules.json"
+        listed = read_json(modules, what="modules.json", max_bytes=_MAX_CONFIG_BYTES) if modules.is_file() else []
+        layers, names = [], []
+        for module in listed if isinstance(listed, list) else []:
+            if not isinstance(module, dict) or "Dense" not in str(module.get("type", "")):
+                continue
+            folder = path / str(module.get("path", ""))
+            config = _json(folder / "config.json") or {}
+            activation = str(config.get("activation_function") or "torch.nn.modules.linear.Identity")
+            if not activation.endswith("Identity"):
+                raise UserError(f"model {ref.id!r}: {folder.name} has activation {activation}; only identity "
+                                f"projections are supported for ColBERT")
+            tensors = _tensors(folder, ("linear.weight", "linear.bias"))
+            if "linear.weight" not in tensors:
+                raise UserError(f"model {ref.id!r}: {folder} has no linear.weight")
+            layers.append((tensors["linear.weight"], tensors.get("linear.bias")))
+            names.append(folder.name)
+        if layers:
+            return layers, f"Dense modules {', '.join(names)}"
+    return [], f"identity (no projection layer; token vectors of the hidden size, {hidden})"
+
+
+def maxsim(query, document) -> float:
+    """``sum_i max_j query[i] . document[j]`` of two token-vector matrices (torch tensors)."""
+    if document.shape[0] == 0:
+        return 0.0
+    return float((query @ document.T).amax(dim=1).sum())
+
+
+class ColbertScorer:
+    """Scores ``(query, document)`` pairs by MaxSim (the ``colbert`` reranker of :func:`~negplugins.runners.rerank.rerank`).
+
+    Parameters
+    ----------
+    ref : ModelRef
+        The resolved model.
+    batch_size : int
+        Texts per forward pass.
+    max_length : int, optional
+        Overrides the document length (``doc_maxlen``).
+    device : str
+        torch device.
+    """
+
+    def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None = None, device: str = "cpu"):
+        quiet_transformers()
+        import torch
+
+        self.ref = ref
+        self.batch_size = batch_size
+        self.device = torch.device(device)
+        try:
+            from transformers import AutoModel, AutoTokenizer
+
+            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+            self.model, info = AutoModel.from_pretrained(str(ref.path), local_files_only=True, output_loading_info=True)
+            settings = colbert_settings(ref.path)
+            hidden = int(self.model.config.hidden_size)
+            layers, self.projection = _projection(ref.path, settings["source"], hidden, ref)
+        except model_load_errors() as error:
+            raise load_error(ref, error, "ColBERT-style encoder") from None
+        if getattr(self.model.config, "is_encoder_decoder", False):
+            raise UserError(f"model {ref.id!r} cannot be loaded as a ColBERT-style encoder: it is an encoder-decoder "
+                            f"model (use --reranker monot5 for a monoT5)")
+        # the pooler is not used (token vectors are the last hidden states); any other missing weight would be random
+        missing = sorted(key for key in info.get("missing_keys") or [] if not key.startswith("pooler."))
+        if missing:
+            raise UserError(f"model {ref.id!r} cannot be loaded as a ColBERT-style encoder: its checkpoint lacks "
+                            f"{len(missing)} weight(s) of the encoder ({missing[0]}, ...), which would be random")
+        self.model.to(self.device).eval()
+        self.layers = [(w.to(self.device, torch.float32), None if b is None else b.to(self.device, torch.float32))
+                       for w, b in layers]
+        size = hidden
+        for weight, _ in self.layers:
+            if weight.shape[1] != size:
+                raise UserError(f"model {ref.id!r}: its projection expects {weight.shape[1]} inputs, not {size}")
+            size = weight.shape[0]
+        self.dim = size
+        if max_length:
+            settings["doc_maxlen"] = int(max_length)
+        self.query_maxlen = int(settings["query_maxlen"])
+        self.doc_maxlen = int(settings["doc_maxlen"])
+        self.attend_to_mask_tokens = bool(settings["attend_to_mask_tokens"])
+        self.mask_punctuation = bool(settings["mask_punctuation"])
+        self.source = settings["source"]
+        default_markers = settings["source"] == "defaults"
+        self.query_marker, self.query_marker_id = self._marker(settings["query_marker"], default_markers)
+        self.doc_marker, self.doc_marker_id = self._marker(settings["doc_marker"], default_markers)
+        if self.tokenizer.mask_token_id is None:
+            raise UserError(f"model {ref.id!r}: its tokenizer has no [MASK] token, which ColBERT's query augmentation "
+                            f"pads queries with")
+        if self.tokenizer.pad_token_id is None:
+            raise UserError(f"model {ref.id!r}: its tokenizer has no padding token")
+        for name, length in (("query_maxlen", self.query_maxlen), ("doc_maxlen", self.doc_maxlen)):
+            if length < 3 + (self.query_marker_id is not None):
+                raise UserError(f"model {ref.id!r}: {name} {length} leaves no room for text")
+        self.skiplist = set()
+        if self.mask_punctuation:
+            for symbol in string.punctuation:
+                ids = self.tokenizer.encode(symbol, add_special_tokens=False)
+                if ids:
+                    self.skiplist.add(ids[0])
+
+    def _marker(self, marker: str | None, optional: bool):
+        """``(token, id)`` of a marker; ``(None, None)`` when there is none (or, for default markers, no such token)."""
+        if not marker:
+            return None, None
+        unk = self.tokenizer.unk_token_id
+        vocab = self.tokenizer.get_vocab()
+        for candidate in (marker, marker.strip()):
+            if candidate in vocab and vocab[candidate] != unk:
+                return candidate, vocab[candidate]
+        if optional:
+            return None, None
+        raise UserError(f"model {self.ref.id!r}: its ColBERT marker {marker!r} is not a token of its tokenizer")
+
+    def parameters(self) -> dict:
+        """The settings recorded in the run's sidecar."""
+        return {"query_maxlen": self.query_maxlen, "doc_maxlen": self.doc_maxlen, "query_marker": self.query_marker,
+                "doc_marker": self.doc_marker, "query_augmentation": "[MASK] to query_maxlen",
+                "attend_to_mask_tokens": self.attend_to_mask_tokens, "mask_punctuation": self.mask_punctuation,
+                "projection": self.projection, "dim": self.dim, "normalized": True,
+                "similarity": "MaxSim (sum over query tokens of the max dot product over document tokens)",
+                "settings_from": self.source}
+
+    def _ids(self, texts: list[str], length: int, marker_id: int | None) -> list[list[int]]:
+        room = length - (marker_id is not None)
+        encoded = self.tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=room)["input_ids"]
+        if marker_id is None:
+            return [list(ids) for ids in encoded]
+        return [[ids[0], marker_id, *ids[1:]] for ids in encoded]
+
+    def _encode(self, ids: list[list[int]], length: int, pad_id: int, attend_padding: bool):
+        import torch
+        import torch.nn.functional as F
+
+        input_ids = torch.full((len(ids), length), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(ids), length), dtype=torch.long)
+        for row, sequence in enumerate(ids):
+            input_ids[row, :len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+            attention[row, :len(sequence)] = 1
+        if attend_padding:
+            attention[:] = 1
+        hidden = self.model(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device))
+        vectors = hidden.last_hidden_state.float()
+        for weight, bias in self.layers:
+            vectors = F.linear(vectors, weight, bias)
+        return F.normalize(vectors, p=2, dim=-1), input_ids, attention
+
+    def encode_queries(self, texts: list[str]) -> list:
+        """Token vectors of each query, ``(query_maxlen, dim)`` tensors (``[MASK]`` augmentation included)."""
+        import torch
+
+        out: list = [None] * len(texts)
+        order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start:start + self.batch_size]
+                ids = self._ids([texts[i] for i in rows], self.query_maxlen, self.query_marker_id)
+                vectors, _, _ = self._encode(ids, self.query_maxlen, self.tokenizer.mask_token_id,
+                                             self.attend_to_mask_tokens)
+                for i, row in zip(rows, vectors):
+                    out[i] = row.cpu()
+        return out
+
+    def encode_documents(self, texts: list[str]) -> list:
+        """Token vectors of each document, ``(tokens kept, dim)`` tensors: no padding, no punctuation if masked."""
+        import torch
+
+        out: list = [None] * len(texts)
+        order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start:start + self.batch_size]
+                ids = self._ids([texts[i] for i in rows], self.doc_maxlen, self.doc_marker_id)
+                length = max(len(sequence) for sequence in ids)
+                vectors, input_ids, attention = self._encode(ids, length, self.tokenizer.pad_token_id, False)
+                keep = attention.bool()
+                if self.skiplist:
+                    keep &= ~torch.isin(input_ids, torch.tensor(sorted(self.skiplist), dtype=torch.long))
+                for i, row, mask in zip(rows, vectors.cpu(), keep):
+                    out[i] = row[mask]
+        return out
+
+    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """MaxSim of each pair; each distinct query and document is encoded once."""
+        import torch
+
+        queries = sorted({q for q, _ in pairs})
+        encoded = dict(zip(queries, self.encode_queries(queries)))
+        by_doc: dict[str, list[int]] = defaultdict(list)
+        for i, (_, doc) in enumerate(pairs):
+            by_doc[doc].append(i)
+        docs = sorted(by_doc)
+        scores = [0.0] * len(pairs)
+        with torch.inference_mode():
+            for start in range(0, len(docs), _CHUNK_DOCS):
+                chunk = docs[start:start + _CHUNK_DOCS]
+                for doc, vectors in zip(chunk, self.encode_documents(chunk)):
+                    for i in by_doc[doc]:
+                        scores[i] = maxsim(encoded[pairs[i][0]], vectors)
+        return scores
