@@ -18,10 +18,15 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-__all__ = ["Benchmark", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES"]
+__all__ = ["Benchmark", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES", "PROTOCOLS"]
 
 #: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
 GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
+
+#: How a benchmark's paper evaluates a system (:attr:`Benchmark.protocol`): ``retrieval`` ranks the whole corpus
+#: for each query (a dense model directly, or BM25 then a reranker) and keeps the top :attr:`Benchmark.depth`;
+#: ``pairs`` scores each query's own candidate documents (the dataset's scoreddocs: NevIR's two documents).
+PROTOCOLS = ("retrieval", "pairs")
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,14 @@ class Benchmark:
     measures_note : str
         What :attr:`measures_hook` adds to :attr:`measures`, in a few words for the help and the README
         (measure names in backticks); empty without a hook.
+    protocol : {"retrieval", "pairs"}
+        How the paper evaluates a system (:data:`PROTOCOLS`); ``negplugins benchmark`` runs it.
+    depth : int
+        Documents kept per query: the retrieval depth of the paper's protocol (the run's hits, and the
+        top k a reranker rescores), or the candidates per query of the ``pairs`` protocol.
+    protocol_datasets : tuple of str
+        The registered ids ``negplugins benchmark`` runs the protocol on, the ones the paper reports on
+        (BoolQuestions: both corpora); empty: the first id of :attr:`datasets`.
     """
 
     name: str
@@ -135,6 +148,19 @@ class Benchmark:
     negation_split: tuple[str, tuple] | None = None
     measures_hook: MeasuresHook | None = field(default=None, repr=False, compare=False)
     measures_note: str = ""
+    protocol: str = "retrieval"
+    depth: int = 100
+    protocol_datasets: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"benchmark {self.name!r}: protocol {self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
+        if not (isinstance(self.depth, int) and self.depth >= 1):
+            raise ValueError(f"benchmark {self.name!r}: depth {self.depth!r} is not a positive integer")
+
+    def benchmark_datasets(self) -> tuple[str, ...]:
+        """The dataset ids the benchmark's protocol runs on (:attr:`protocol_datasets`, else the first listed id)."""
+        return self.protocol_datasets or self.datasets[:1]
 
     def owns(self, dataset_id: str) -> bool:
         """Whether ``dataset_id`` belongs to this benchmark (``comlq`` owns ``comlq`` and ``comlq/2in``)."""

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ir_datasets_ext.benchmark import GENERIC_MEASURES, Benchmark, benchmarks
 
 __all__ = ["venue", "measures_text", "evaluate_description", "readme_benchmark_table", "readme_default_measures",
-           "README_BLOCKS", "readme_block", "update_readme", "stale_readme_blocks"]
+           "readme_protocols", "README_BLOCKS", "readme_block", "update_readme", "stale_readme_blocks"]
 
 _SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.benchmarks_doc"
 
@@ -95,10 +95,26 @@ def readme_default_measures() -> str:
     return "\n".join(lines)
 
 
+_PROTOCOLS = {
+    "retrieval": "the whole corpus ranked: dense retrieval with the model, or BM25 reranked by it (`--reranker`)",
+    "pairs": "each query's own candidates (the scoreddocs) scored by the model, as a bi-encoder or the reranker",
+}
+
+
+def readme_protocols() -> str:
+    """The README's table of what ``negplugins benchmark`` runs per benchmark: datasets, protocol, depth."""
+    lines = ["| benchmark | datasets run | protocol | documents per query |", "|---|---|---|---:|"]
+    for spec in benchmarks():
+        ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.benchmark_datasets())
+        lines.append(f"| {_cell(spec.title)} | {ids} | {_cell(_PROTOCOLS[spec.protocol])} | {spec.depth} |")
+    return "\n".join(lines)
+
+
 #: The README's generated blocks: marker name -> renderer.
 README_BLOCKS: dict[str, Callable[[], str]] = {
     "benchmarks": readme_benchmark_table,
     "default-measures": readme_default_measures,
+    "protocols": readme_protocols,
 }
 
 

@@ -46,6 +46,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "negplugins.runners.commands",
     "negplugins.leaderboard.commands",
     "negplugins.beir.commands",
+    "negplugins.benchmarking.commands",
 )
 
 

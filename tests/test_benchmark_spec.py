@@ -252,15 +252,27 @@ def test_readme_table_rows_say_what_the_specs_say():
     assert table[-1].startswith("| `negplugins-demo` | negplugins demo | ")  # no paper link, no venue
 
 
+def test_readme_protocols_say_what_the_specs_say():
+    table = benchmarks_doc.readme_protocols().splitlines()
+    assert table[0] == "| benchmark | datasets run | protocol | documents per query |"
+    assert len(table) == 2 + len(benchmarks())
+    assert table[2].startswith("| ComLQ | `comlq` | the whole corpus ranked: ") and table[2].endswith(" | 100 |")
+    nevir = next(line for line in table if line.startswith("| NevIR "))
+    assert nevir.startswith("| NevIR | `nevir/test` | each query's own candidates") and nevir.endswith(" | 2 |")
+    assert "| BoolQuestions | `boolquestions/msmarco`, `boolquestions/nq` | " in "\n".join(table)
+
+
 def test_update_readme_rewrites_only_the_blocks(tmp_path, capsys):
     text = ("# Title\n\nbefore\n\n<!-- benchmarks: old note -->\n| OLD-TABLE |\n<!-- /benchmarks -->\n\nbetween\n\n"
-            "<!-- default-measures: x -->\nOLD-LIST\n<!-- /default-measures -->\nafter\n")
+            "<!-- default-measures: x -->\nOLD-LIST\n<!-- /default-measures -->\nafter\n\n"
+            "<!-- protocols: y -->\nOLD-PROTOCOLS\n<!-- /protocols -->\nend\n")
     fresh = benchmarks_doc.update_readme(text)
     assert fresh.startswith("# Title\n\nbefore\n\n<!-- benchmarks: generated from the benchmark specs")
     assert "\n<!-- /benchmarks -->\n\nbetween\n\n<!-- default-measures: generated" in fresh
-    assert fresh.endswith("\n<!-- /default-measures -->\nafter\n") and "OLD-" not in fresh
+    assert "\n<!-- /default-measures -->\nafter\n\n<!-- protocols: generated" in fresh
+    assert fresh.endswith("\n<!-- /protocols -->\nend\n") and "OLD-" not in fresh
     assert benchmarks_doc.stale_readme_blocks(fresh) == {}
-    assert set(benchmarks_doc.stale_readme_blocks(text)) == {"benchmarks", "default-measures"}
+    assert set(benchmarks_doc.stale_readme_blocks(text)) == {"benchmarks", "default-measures", "protocols"}
     assert benchmarks_doc.update_readme(fresh) == fresh
     with pytest.raises(ValueError, match="default-measures"):
         benchmarks_doc.update_readme(text.replace("<!-- /default-measures -->", ""))

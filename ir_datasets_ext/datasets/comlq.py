@@ -98,6 +98,10 @@ SPEC = register_benchmark(Benchmark(
     measures_note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
                   "mixes in queries without negation, such as `comlq`)",
     reported=REPORTED,
+    # the paper retrieves the top 100 passages (its LSNC@100; the authors' evaluate_bm25.py: similarity_top_k=100)
+    protocol="retrieval",
+    depth=100,
+    protocol_datasets=(NAME,),
 ))
 
 

@@ -38,6 +38,9 @@ SPEC = register_benchmark(Benchmark(
     subsets=KINDS,
     negatives="a document that breaks the query's exclusion, negation or NOT",
     docs=None,
+    protocol="retrieval",
+    depth=100,
+    protocol_datasets=(NAME,),
 ))
 
 

@@ -47,6 +47,10 @@ SPEC = register_benchmark(Benchmark(
     negatives="the pair's other document",
     docs=f"docs/{NAME}.yaml",
     reported=REPORTED,
+    # each query ranks its pair's two documents (the scoreddocs), as the paper's evaluate.py
+    protocol="pairs",
+    depth=2,
+    protocol_datasets=(f"{NAME}/test",),
 ))
 
 

@@ -243,8 +243,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
                         metric="inner_product", normalized=True, pooling=encoder.pooling,
                         max_length=encoder.max_length, shard_num=shard_num, batch_size=batch_size,
                         model=ref.metadata(), docids_sha256=_ids_sha256(ids),
-                        pyserini_search=["--encoder", str(ref.path), "--encoder-class", "auto",
-                                         "--pooling", encoder.pooling, "--l2-norm"])
+                        pyserini_search=None if ref.path is None else
+                        ["--encoder", str(ref.path), "--encoder-class", "auto", "--pooling", encoder.pooling,
+                         "--l2-norm"])
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     shutil.rmtree(shard_root, ignore_errors=True)
     return DenseIndex(path, True, True, list(range(shard_num)), shard_num, manifest)
@@ -299,7 +300,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                  index: str | os.PathLike | None = None, hits: int = DENSE_DEFAULTS["hits"],
                  batch_size: int = DENSE_DEFAULTS["batch_size"], shard_num: int = DENSE_DEFAULTS["shard_num"],
                  shard_id: int | None = None, rebuild: bool = False, run_tag: str | None = None,
-                 command: str | None = None, progress: bool = True, force: bool = False) -> dict:
+                 command: str | None = None, progress: bool = True, force: bool = False,
+                 encoder: SentenceEncoder | None = None) -> dict:
     """Rank the documents of ``dataset_id`` for each of its queries by embedding similarity; write a TREC run.
 
     The query and document encoder is the same model. Without ``index`` the documents are encoded
@@ -333,6 +335,9 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     force : bool
         Replace an existing run that is committed or was not written by the suite
         (see :func:`negplugins.io.outputs.check_run_output`).
+    encoder : SentenceEncoder, optional
+        An already loaded encoder (``model`` is then not read): a model loaded once for several runs, or
+        a model object (:meth:`SentenceEncoder.from_model`).
 
     Returns
     -------
@@ -352,17 +357,19 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         if not index_path.is_dir():
             raise UserError(f"{index_path}: dense index folder not found (leave out --index to build one)")
         manifest = read_manifest(index_path)
-        if model is None and manifest and isinstance(manifest.get("model"), dict):
+        if encoder is None and model is None and manifest and isinstance(manifest.get("model"), dict):
             model = manifest["model"].get("path")
-        ref = resolve_model(model)
+        ref = encoder.ref if encoder is not None else resolve_model(model)
         if manifest and manifest.get("model_sha256") not in (None, ref.sha256):
             raise UserError(f"{index_path}: the index was encoded with model "
                             f"{manifest.get('model', {}).get('id')!r}, not {ref.id!r}")
         load_dense_index(index_path)  # fail before loading the model
-        encoder = SentenceEncoder(ref)
+        if encoder is None:
+            encoder = SentenceEncoder(ref)
     else:
-        ref = resolve_model(model)
-        encoder = SentenceEncoder(ref)
+        if encoder is None:
+            encoder = SentenceEncoder(resolve_model(model))
+        ref = encoder.ref
         built = dense_index(dataset_id, index=None, batch_size=batch_size, shard_num=shard_num, shard_id=shard_id,
                             rebuild=rebuild, progress=progress, encoder=encoder)
         index_path = built.path

@@ -37,7 +37,7 @@ from ..errors import UserError
 from ..io.sidecars import file_sha256
 
 __all__ = ["DEFAULT_MODEL_ALIASES", "DEFAULT_MODEL_NAME", "ModelRef", "SentenceEncoder", "configure_offline",
-           "default_model_path", "resolve_model", "weights_sha256"]
+           "default_model_path", "parameter_count", "resolve_model", "state_dict_sha256", "weights_sha256"]
 
 #: Display name of the packaged default model.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -75,27 +75,71 @@ def default_model_path() -> Path:
 
 @dataclass(frozen=True)
 class ModelRef:
-    """A resolved model: what the user named, where its files are, and its fingerprint."""
+    """A resolved model: what the user named, where its files are, and its fingerprint.
+
+    ``path`` is ``None`` and ``fingerprint`` set for a model given as a loaded object
+    (:meth:`SentenceEncoder.from_model`): its fingerprint is then that of its weights in memory.
+    """
 
     id: str
-    path: Path
+    path: Path | None
     name: str
     revision: str | None = None
     extra: dict = field(default_factory=dict, compare=False)
+    fingerprint: str | None = None
 
     @property
     def sha256(self) -> str:
-        return weights_sha256(self.path)
+        return self.fingerprint if self.fingerprint is not None else weights_sha256(self.path)
 
     def metadata(self) -> dict:
         """The ``model`` field of a run's metadata sidecar, the same for every runner.
 
         ``{"id", "revision", "sha256", "path"}``: the name the user gave (``all-MiniLM-L6-v2`` for the
         packaged default), the Hugging Face revision of a cached snapshot (else ``None``), the weights'
-        fingerprint (see the module documentation) and the resolved folder; the packaged default adds
-        ``source``, the package and its version.
+        fingerprint (see the module documentation) and the resolved folder (``None`` for a model given as
+        a loaded object); the packaged default adds ``source``, the package and its version, and a loaded
+        object ``source`` and ``fingerprint`` (how its ``sha256`` was computed).
         """
-        return {"id": self.id, "revision": self.revision, "sha256": self.sha256, "path": str(self.path), **self.extra}
+        return {"id": self.id, "revision": self.revision, "sha256": self.sha256,
+                "path": None if self.path is None else str(self.path), **self.extra}
+
+
+def state_dict_sha256(module) -> str:
+    """SHA-256 of a loaded PyTorch model's weights in memory: every ``state_dict`` entry, sorted by name.
+
+    Each entry contributes ``"<name> <dtype> <shape>\n"`` and its values' bytes (C order, on the CPU), so
+    the same weights give the same fingerprint whatever device or load path they came from. It differs
+    from :func:`weights_sha256` of the files the model was loaded from (those hash the files' bytes).
+    """
+    import torch
+
+    digest = hashlib.sha256()
+    state = module.state_dict()
+    for name in sorted(state):
+        tensor = state[name].detach().cpu().contiguous()
+        digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\n".encode())
+        if tensor.numel():
+            digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def parameter_count(module) -> int:
+    """The number of parameters of a loaded PyTorch model (each shared tensor counted once)."""
+    seen, total = set(), 0
+    for parameter in module.parameters():
+        if id(parameter) not in seen:
+            seen.add(id(parameter))
+            total += parameter.numel()
+    return int(total)
+
+
+def _display_name(path: Path) -> str:
+    """A model's short name from its folder (``.../all-MiniLM-L6-v2/model`` -> ``all-MiniLM-L6-v2``)."""
+    name = path.name
+    if name in ("model", "models") or re.fullmatch(r"[0-9a-f]{40}", name):
+        name = path.parent.name
+    return name
 
 
 def _first_line(error: BaseException) -> str:
@@ -126,10 +170,7 @@ def resolve_model(model: str | os.PathLike | None) -> ModelRef:
         if not (path / "config.json").is_file():
             raise UserError(f"model {text!r}: {path} is not a model folder (no config.json)")
         path = path.resolve()
-        name = path.name
-        if name in ("model", "models") or re.fullmatch(r"[0-9a-f]{40}", name):
-            name = path.parent.name
-        return ModelRef(text, path, name)
+        return ModelRef(text, path, _display_name(path))
     if text.startswith((".", "/", "~")) or text.count("/") > 1:
         raise UserError(f"model {text!r}: no such folder")
     try:
@@ -216,18 +257,57 @@ class SentenceEncoder:
 
     def __init__(self, ref: ModelRef, device: str = "cpu"):
         quiet_transformers()
-        self.ref = ref
         try:
             from sentence_transformers import SentenceTransformer
 
-            self.model = SentenceTransformer(str(ref.path), device=device, local_files_only=True)
+            model = SentenceTransformer(str(ref.path), device=device, local_files_only=True)
         except model_load_errors() as error:
             raise load_error(ref, error, "sentence encoder") from None
+        self._setup(ref, model)
+
+    def _setup(self, ref: ModelRef, model) -> None:
+        self.ref = ref
+        self.model = model
         self.model.eval()
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(dim())
         self.max_length = int(self.model.max_seq_length) if self.model.max_seq_length else None
         self.pooling = self._pooling()
+
+    @classmethod
+    def from_model(cls, model, name: str | None = None) -> "SentenceEncoder":
+        """Wrap a loaded ``SentenceTransformer`` (as MTEB takes a model object), without reading any file.
+
+        Its :class:`ModelRef` has no path; its fingerprint is :func:`state_dict_sha256` of the weights in
+        memory (so a model changed in memory, by fine-tuning for instance, gets another fingerprint). Its
+        id and name are ``name``, else the last component of the folder or id it was loaded from.
+
+        Raises
+        ------
+        UserError
+            ``model`` is not a sentence-transformers model.
+        """
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:  # pragma: no cover - a dependency of the suite
+            SentenceTransformer = ()
+        if not isinstance(model, SentenceTransformer):
+            raise UserError(f"the model object is a {type(model).__name__}, not a sentence_transformers."
+                            f"SentenceTransformer; give a loaded SentenceTransformer, a model folder or an id")
+        loaded_from = ""
+        try:
+            loaded_from = str(getattr(model[0].auto_model.config, "_name_or_path", "") or "")
+        except (AttributeError, IndexError, KeyError, TypeError):
+            pass
+        shown = name or (_display_name(Path(loaded_from)) if loaded_from else "in-memory-model")
+        ref = ModelRef(shown, None, shown, extra={"source": "SentenceTransformer object"
+                                                 + (f" loaded from {loaded_from}" if loaded_from else ""),
+                                                 "fingerprint": "state_dict_sha256"},
+                       fingerprint=state_dict_sha256(model))
+        encoder = cls.__new__(cls)
+        quiet_transformers()
+        encoder._setup(ref, model)
+        return encoder
 
     def _pooling(self) -> str:
         for module in self.model:

@@ -169,8 +169,9 @@ class MonoT5Scorer(_PairScorer):
 
 
 class BiEncoderScorer:
-    def __init__(self, ref, batch_size, max_length=None):
-        self.encoder = SentenceEncoder(ref)
+    def __init__(self, ref, batch_size, max_length=None, encoder: SentenceEncoder | None = None):
+        self.encoder = encoder if encoder is not None else SentenceEncoder(ref)
+        self.model = self.encoder.model
         if max_length:
             self.encoder.model.max_seq_length = max_length
         self.batch_size = batch_size
@@ -211,7 +212,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
            run: str | os.PathLike | None = None, candidates: bool = False, reranker: str | None = None,
            top_k: int = RERANK_DEFAULTS["top_k"], batch_size: int = RERANK_DEFAULTS["batch_size"],
            max_length: int | None = None, run_tag: str | None = None, command: str | None = None,
-           force: bool = False) -> dict:
+           force: bool = False, loaded: tuple | None = None) -> dict:
     """Rerank the top ``top_k`` documents per query of a first-stage run and write a TREC run.
 
     See the module documentation for the rerankers, what happens below the top k (dropped) and the tie
@@ -248,6 +249,9 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     force : bool
         Replace an existing run that is committed or was not written by the suite
         (see :func:`negplugins.io.outputs.check_run_output`).
+    loaded : tuple, optional
+        ``(scorer, kind, ModelRef)`` as :func:`load_reranker` returns it: score with this already loaded
+        model (``model``, ``reranker`` and ``max_length`` are then not read).
 
     Raises
     ------
@@ -297,7 +301,10 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         raise UserError(f"{source}: document {missing[0]!r}{more} is not in the documents of {dataset_id}")
     doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=True) for doc_id in wanted}
 
-    scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
+    if loaded is not None:
+        scorer, kind, ref = loaded
+    else:
+        scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
     pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]
     scores = iter(scorer.score(pairs))
     results = []

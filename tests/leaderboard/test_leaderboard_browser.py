@@ -146,3 +146,54 @@ def test_reproduction_page(driver, tmp_path, trec):
     assert "The paper's BM25 uses k1 1.2" in driver.find_element(By.ID, "explanations-negplugins-demo").text
     excluir = driver.find_element(By.ID, "reproduction-excluir")
     assert "BM25" in excluir.text and "0.125" in excluir.text
+
+
+def test_benchmark_report(driver, tmp_path, monkeypatch):
+    """``negplugins benchmark``'s report: the table across benchmarks, the paper's rows apart, and the figure."""
+    from paper_specs import demo_paper, replaced_specs
+    from selenium.webdriver.common.by import By
+
+    from negplugins.benchmarking import run_benchmark
+
+    monkeypatch.chdir(tmp_path)
+    with replaced_specs(demo_paper()):
+        result = run_benchmark(None, benchmarks="negplugins-demo,excluir", output=tmp_path / "out",
+                               indexes=tmp_path / "indexes", progress=False)
+    value = result.done[0].evaluation["overall"]["nDCG@10"]
+    driver.get((tmp_path / "out" / "report.html").as_uri())
+    assert driver.title == "Negation report card: all-MiniLM-L6-v2"
+    table = driver.find_element(By.ID, "report-card")
+    model_row = table.find_element(By.CSS_SELECTOR, "tbody[data-dataset='negplugins-demo'] tr.model")
+    cells = model_row.find_elements(By.TAG_NAME, "td")
+    assert cells[2].text.startswith("all-MiniLM-L6-v2") and cells[3].text == "nDCG@10"
+    assert cells[4].text == f"{value:.4f}" and cells[4].value_of_css_property("font-weight") == "600"
+    reported = table.find_elements(By.CSS_SELECTOR, "tbody[data-dataset='negplugins-demo'] tr.reported")
+    assert [r.get_attribute("data-system") for r in reported] == ["Paper BM25", "<b>Dense</b>"]  # the spec's order
+    assert "<b>Dense</b>" in reported[1].text  # escaped: shown as text
+    assert all(r.find_element(By.TAG_NAME, "td").value_of_css_property("font-style") == "italic" for r in reported)
+    assert "reported in the paper" in reported[0].text and "Table 2, row BM25" in reported[0].text
+    skipped = table.find_element(By.CSS_SELECTOR, "tbody[data-dataset='excluir/test'] tr.skipped")
+    assert "skipped" in skipped.text and "data not available" in skipped.text
+    figure = driver.find_element(By.ID, "standing")
+    assert figure.size["width"] > 600 and figure.size["height"] > 100  # drawn, not collapsed
+    row = figure.find_element(By.CSS_SELECTOR, "g.row[data-dataset='negplugins-demo']")
+    dots = row.find_elements(By.CSS_SELECTOR, "circle.reported")
+    marker = row.find_element(By.CSS_SELECTOR, "path.model")
+    assert len(dots) == 2
+
+    def centre(element):
+        box = driver.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.left, b.width];",
+                                    element)
+        return box[0] + box[1] / 2
+
+    positions = sorted((centre(dot), dot.find_element(By.TAG_NAME, "title").get_attribute("textContent"))
+                       for dot in dots)
+    assert [title.split(":")[0] for _, title in positions] == ["Paper BM25", "<b>Dense</b>"]  # 0.5 left of 0.62
+    model_x = centre(marker)
+    # the model's value on the same axis: left of a dot with a larger value, right of one with a smaller value
+    for (x, _), paper in zip(positions, (0.5, 0.62)):
+        assert (model_x > x) == (value > paper)
+    subsets = driver.find_element(By.CSS_SELECTOR, "table.subsets[data-dataset='negplugins-demo']")
+    assert "Paper BM25" in subsets.find_element(By.TAG_NAME, "thead").text
+    exclusion = subsets.find_element(By.XPATH, ".//tr[td[1]='exclusion']")
+    assert exclusion.find_elements(By.TAG_NAME, "td")[-1].text == "0.4"  # the paper's per-kind number

@@ -1,0 +1,14 @@
+"""One model, every benchmark: ``negplugins benchmark`` and its Python API.
+
+* :mod:`~negplugins.benchmarking.suite`: :func:`run_benchmark` runs each benchmark's protocol with a model,
+  evaluates it and writes the runs, the results, a summary and a report;
+* :mod:`~negplugins.benchmarking.report`: the report (Markdown, HTML, SVG figure), rendered from the summary;
+* :mod:`~negplugins.benchmarking.commands`: the ``negplugins benchmark`` command.
+
+It sits above the runners and the evaluation (datasets -> runs -> evaluation -> benchmarking) and imports
+nothing of the leaderboards; ``--contribute`` hands them runs through ``runs/``.
+"""
+
+from .suite import BenchmarkOutcome, BenchmarkResult, run_benchmark, select_benchmarks, write_report
+
+__all__ = ["BenchmarkOutcome", "BenchmarkResult", "run_benchmark", "select_benchmarks", "write_report"]
