@@ -8,11 +8,13 @@ loaded), and acts when one of these packages is first imported:
 * ``ir_datasets``: after it has loaded, the suite's datasets are registered (``import ir_datasets_ext``);
 * ``ir_measures``: after it has loaded, the negation measures are registered (``negplugins.measures``);
 * ``pyserini``: before it loads, the Java 21 runtime is configured (``negplugins._compat.jvm``);
+* ``pyserini.search``: after it has loaded, ``--topics`` learns the suite's dataset ids (``--topics comlq``;
+  ``negplugins._compat.pyserini_topics``);
 * ``pyterrier``: after it has loaded, ``pt.Experiment`` learns to average the negation measures over the
   queries they are defined on (``negplugins._compat.pyterrier``).
 
 So ``ir_measures comlq run.trec "RightRank@10 nDCG@10"``, ``ir_datasets export comlq queries`` and
-``python -m pyserini.search.lucene ...`` work with no extra import. Set ``NEGPLUGINS_AUTOLOAD=0`` to
+``python -m pyserini.search.lucene --topics comlq ...`` work with no extra import. Set ``NEGPLUGINS_AUTOLOAD=0`` to
 switch the hook off; the ``negplugins-*`` console scripts then do the same explicitly.
 
 An action that fails does not fail the user's import: the package is imported without the suite, and one
@@ -33,6 +35,7 @@ _ACTIONS = {
     "ir_datasets": (None, "ir_datasets_ext"),
     "ir_measures": (None, "negplugins._compat.plugins:register_measures"),
     "pyserini": ("negplugins._compat.plugins:configure_java", None),
+    "pyserini.search": (None, "negplugins._compat.plugins:pyserini_topic_names"),
     "pyterrier": (None, "negplugins._compat.pyterrier:install"),
 }
 
@@ -81,7 +84,7 @@ class _HookedLoader:
 
 
 class AutoloadFinder:
-    """Wraps the loaders of ir_datasets, ir_measures, pyserini and pyterrier; every other import is untouched."""
+    """Wraps the loaders of the modules of ``_ACTIONS``; every other import is untouched."""
 
     def find_spec(self, fullname, path, target=None):
         actions = _ACTIONS.get(fullname)

@@ -1,7 +1,8 @@
 """What the import hook and the ``negplugins-*`` console scripts do to plug the suite in.
 
-Each function is idempotent. :mod:`_negplugins_autoload` calls the measures and Java ones when
-ir_measures or pyserini is first imported (and imports ``ir_datasets_ext`` itself when ir_datasets is);
+Each function is idempotent. :mod:`_negplugins_autoload` calls the measures, Java and topic-name ones when
+ir_measures, pyserini or pyserini.search is first imported (and imports ``ir_datasets_ext`` itself when
+ir_datasets is);
 the console scripts call them explicitly before handing over to the stock
 command line, which is the way to use the suite with ``NEGPLUGINS_AUTOLOAD=0``.
 """
@@ -11,8 +12,8 @@ from __future__ import annotations
 import runpy
 import sys
 
-__all__ = ["register_datasets", "register_measures", "configure_java", "ir_measures_main", "ir_datasets_main",
-           "pyserini_main"]
+__all__ = ["register_datasets", "register_measures", "configure_java", "pyserini_topic_names", "ir_measures_main",
+           "ir_datasets_main", "pyserini_main"]
 
 
 def register_datasets() -> None:
@@ -57,6 +58,14 @@ def configure_java(main: str | None = None) -> None:
     jvm.configure(main)
 
 
+def pyserini_topic_names() -> None:
+    """Make Pyserini's ``--topics`` resolve the suite's dataset ids (``--topics comlq``), once ``pyserini.search``
+    is imported (see :mod:`negplugins._compat.pyserini_topics`)."""
+    from . import pyserini_topics
+
+    pyserini_topics.install()
+
+
 def ir_measures_main() -> None:
     """``negplugins-ir_measures``: the stock ``ir_measures`` command with the suite registered."""
     register_datasets()
@@ -77,7 +86,7 @@ def ir_datasets_main() -> None:
 def pyserini_main() -> None:
     """``negplugins-pyserini MODULE [ARGS]``: ``python -m pyserini.MODULE`` on the suite's Java setup.
 
-    Example: ``negplugins-pyserini search.lucene --index ... --topics topics/comlq.tsv --bm25``.
+    Example: ``negplugins-pyserini search.lucene --index ... --topics comlq --bm25`` (a topic file works too).
     """
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print("usage: negplugins-pyserini MODULE [ARGS...]   e.g. negplugins-pyserini search.lucene --help")
@@ -85,5 +94,9 @@ def pyserini_main() -> None:
     module = sys.argv[1] if sys.argv[1].startswith("pyserini.") else f"pyserini.{sys.argv[1]}"
     configure_java(module)
     register_datasets()
+    if module.startswith("pyserini.search."):  # imported by the module anyway, as its parent package
+        import pyserini.search  # noqa: F401
+
+        pyserini_topic_names()
     sys.argv = [module, *sys.argv[2:]]
     runpy.run_module(module, run_name="__main__", alter_sys=True)
