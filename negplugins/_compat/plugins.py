@@ -12,7 +12,7 @@ from __future__ import annotations
 import runpy
 import sys
 
-__all__ = ["register_datasets", "register_measures", "configure_java", "pyserini_topic_names", "ir_measures_main",
+__all__ = ["register_datasets", "register_measures", "configure_java", "pyserini_topic_names", "ir_datasets_command", "ir_measures_main",
            "ir_datasets_main", "pyserini_main"]
 
 
@@ -28,6 +28,14 @@ def register_datasets() -> None:
 
     upstream.check("ir_datasets")  # before ir_datasets_ext registers into ir_datasets.registry
     import ir_datasets_ext  # noqa: F401
+
+
+def ir_datasets_command() -> None:
+    """What the ``ir_datasets`` command line gets beyond the datasets: ``export`` and ``lookup`` write every field
+    of the suite's records, bool ones included (:mod:`negplugins._compat.ir_datasets_export`)."""
+    from . import ir_datasets_export
+
+    ir_datasets_export.install()
 
 
 def register_measures() -> None:
@@ -78,6 +86,7 @@ def ir_measures_main() -> None:
 def ir_datasets_main() -> None:
     """``negplugins-ir_datasets``: the stock ``ir_datasets`` command with the suite registered."""
     register_datasets()
+    ir_datasets_command()
     import ir_datasets
 
     ir_datasets.main_cli()

@@ -68,6 +68,7 @@ class Needed:
 _ONE_RANKING = "runs are no longer ranked in the suite's one ranking before scoring (ties may be ordered per provider)"
 _TOPIC_NAMES = ("Pyserini's --topics does not know the suite's dataset ids (comlq, excluir/test, ...): pass a topic "
                 "file written by 'negplugins topics' instead")
+_EXPORT = "'ir_datasets export' and 'lookup' skip the bool fields of the suite's records (ComLQ's has_negation)"
 _PROVIDER = "the negation measures (RightRank, DeltaMRR, ...) cannot be computed through ir_measures"
 
 #: Package (as imported) -> what the suite needs of it. The patches that rely on each are named in ``breaks``.
@@ -112,6 +113,13 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("pyserini.search", "get_topics", _TOPIC_NAMES),
         Needed("pyserini.search._base", "get_topics", _TOPIC_NAMES),
     ),
+    "ir_datasets.commands.export": (  # negplugins._compat.ir_datasets_export
+        Needed("ir_datasets.commands.export", "TsvExporter", _EXPORT),
+        Needed("ir_datasets.commands.export", "JsonlExporter", _EXPORT),
+        Needed("ir_datasets.commands.export", "DEFAULT_EXPORTERS", _EXPORT),
+        Needed("ir_datasets.commands.export", "QRELS_EXPORTERS", _EXPORT),
+        Needed("ir_datasets.commands.export", "SCOREDDOCS_EXPORTERS", _EXPORT),
+    ),
     "ir_datasets": (  # ir_datasets_ext.util.register, negplugins.datasets
         Needed("ir_datasets", "registry", "the suite's datasets (comlq, excluir/test, ...) cannot be registered "
                "with ir_datasets"),
@@ -120,10 +128,11 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
 }
 
 #: Distribution names whose version the warning quotes, where they differ from the package's.
-_DISTRIBUTIONS = {"jnius_config": "pyjnius", "pyserini.search": "pyserini"}
+_DISTRIBUTIONS = {"jnius_config": "pyjnius", "pyserini.search": "pyserini",
+                  "ir_datasets.commands.export": "ir_datasets"}
 
 #: Keys of :data:`NEEDED` that are a module of a package, named by the package in the warning.
-_SHOWN = {"pyserini.search": "pyserini"}
+_SHOWN = {"pyserini.search": "pyserini", "ir_datasets.commands.export": "ir_datasets"}
 
 _checked: dict[str, frozenset[str]] = {}
 
@@ -209,7 +218,7 @@ def check(package: str) -> frozenset[str]:
     ----------
     package : str
         A key of :data:`NEEDED` (``"ir_measures"``, ``"pyterrier"``, ``"jnius_config"``, ``"pyserini"``,
-        ``"pyserini.search"``, ``"ir_datasets"``).
+        ``"pyserini.search"``, ``"ir_datasets"``, ``"ir_datasets.commands.export"``).
 
     Returns
     -------
