@@ -41,6 +41,7 @@ from .. import datasets
 from ..errors import UserError
 from ..io.files import write_marker
 from ..io.sidecars import read_sidecar
+from ..options import tqdm_disable
 
 __all__ = ["ContributionError", "Contribution", "discover", "build", "check", "safe_relative", "collect",
            "reproduces_problems"]
@@ -231,8 +232,12 @@ def _round(value, digits=6):
     return round(value, digits) + 0.0  # +0.0: no "-0.0"
 
 
-def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dict:
-    """Validate and evaluate the runs of one dataset; returns the leaderboard record."""
+def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=None) -> dict:
+    """Validate and evaluate the runs of one dataset; returns the leaderboard record.
+
+    ``bar`` (a tqdm bar, optional) moves by one for each run validated, scored and diagnosed.
+    """
+    bar = bar if bar is not None else _NoBar()
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError
 
@@ -244,7 +249,9 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
         reports = []
         loaded = []
         for c in contributions:
+            bar.set_description(f"{dataset_id}: validating {c.name}")
             report, run = validate_run(dataset_id, c.path, dataset=dataset, return_run=True)
+            bar.update(1)
             report.run = c.relative
             reports.append(report)
             loaded.append((c.name, c.relative, run))
@@ -260,10 +267,12 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     parsed, notes = resolve_measures(dataset_id, qrels)
     names = [c.name for c in contributions]
     baseline = names.index("bm25") if "bm25" in names else 0
+    bar.set_description(f"{dataset_id}: scoring {len(loaded)} run(s)")
     comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline)
+    bar.update(len(loaded))
     measures = comparison.measures
     primary = measures[0]
-    doc_field, diagnostics = _doc_field_diagnostics(dataset_id, dataset, qrels, [run for _, _, run in loaded], parsed)
+    doc_field, diagnostics = _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar)
     runs = []
     for i, (c, ev, test, report) in enumerate(zip(contributions, comparison.evaluations, comparison.tests, reports)):
         meta = c.meta
@@ -325,7 +334,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     }
 
 
-def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
+def _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar):
     """``(record part, [per-run part])`` of the spec's ``doc_field``, or ``(None, None)`` without one."""
     from ..evaluation.diagnostics import doc_field_values, doc_fields, share_breakdown, without_docs
     from ..evaluation.scoring import score_run
@@ -333,6 +342,7 @@ def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
     spec = datasets.benchmark_of(dataset_id)
     name = spec.doc_field if spec is not None else None
     if name is None or name not in doc_fields(dataset):
+        bar.update(len(loaded))
         return None, None
     values = doc_field_values(dataset, [name], dataset_id)[name]
     present = sorted(set(values.values()))
@@ -340,7 +350,8 @@ def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
     groups = datasets.query_groups(dataset)
     subsets = datasets.ordered_subsets(dataset, (groups[q] for q in qrels if q in groups))
     per_run = []
-    for run in runs:
+    for run_name, _, run in loaded:
+        bar.set_description(f"{dataset_id}: {name} diagnostics of {run_name}")
         shares = share_breakdown(run, values, DOC_FIELD_K, qrels, groups, subsets, values=present)
         without = {}
         for value in removed:
@@ -352,6 +363,7 @@ def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
                         "subsets": {s: {v: _round(x) for v, x in d.items() if v != "queries"}
                                     for s, d in shares.subsets.items()},
                         "without": without})
+        bar.update(1)
     record = {"field": name, "k": DOC_FIELD_K, "values": present, "without": removed,
               "documents": {v: sum(1 for x in values.values() if x == v) for v in present}}
     return record, per_run
@@ -367,8 +379,20 @@ def _text(value) -> str:
 
 # -- build and check -------------------------------------------------------------------------------
 
-def collect(runs_root) -> list[dict]:
-    """Discover, validate and evaluate every contribution; one record per dataset, sorted by id."""
+class _NoBar:
+    def set_description(self, text):
+        pass
+
+    def update(self, steps):
+        pass
+
+
+def collect(runs_root, progress: bool | None = False) -> list[dict]:
+    """Discover, validate and evaluate every contribution; one record per dataset, sorted by id.
+
+    ``progress`` shows a bar on standard error that moves as each run is validated, scored and diagnosed
+    (None: only when standard error is a terminal).
+    """
     contributions, problems = discover(runs_root)
     if len(problems) == 1:
         raise ContributionError(f"invalid contribution: {problems[0]}")
@@ -377,7 +401,11 @@ def collect(runs_root) -> list[dict]:
     by_dataset: dict[str, list[Contribution]] = {}
     for c in contributions:
         by_dataset.setdefault(c.dataset, []).append(c)
-    records = {d: _evaluate_dataset(d, cs) for d, cs in sorted(by_dataset.items())}
+    from tqdm.auto import tqdm
+
+    with tqdm(total=3 * len(contributions), desc="leaderboards", unit=" steps", disable=tqdm_disable(progress),
+              leave=False) as bar:
+        records = {d: _evaluate_dataset(d, cs, bar) for d, cs in sorted(by_dataset.items())}
     for dataset_id in _paper_datasets(records):
         records[dataset_id] = _paper_only_record(dataset_id)
     for record in records.values():
@@ -503,7 +531,7 @@ def _is_leaderboards(folder: Path) -> bool:
         all(p.is_file() and p.suffix in (".md", ".json", ".html") for p in entries)
 
 
-def build(runs_root="runs", output="leaderboards") -> list[Path]:
+def build(runs_root="runs", output="leaderboards", progress: bool | None = False) -> list[Path]:
     """Rebuild ``output`` from the runs in ``runs_root`` (atomically replacing it). Returns the files written.
 
     ``output`` is replaced only when it is the suite's own earlier output (see
@@ -514,16 +542,16 @@ def build(runs_root="runs", output="leaderboards") -> list[Path]:
 
     output = Path(output)
     check_folder_output(output, legacy=_is_leaderboards)  # before the (long) evaluation
-    records = collect(runs_root)
+    records = collect(runs_root, progress)
     with atomic_directory(output, legacy=_is_leaderboards) as tmp:
         written = write_outputs(records, Path(tmp))
         names = [p.name for p in written]
     return [output / n for n in names]
 
 
-def check(runs_root="runs", output="leaderboards") -> list[str]:
+def check(runs_root="runs", output="leaderboards", progress: bool | None = False) -> list[str]:
     """Rebuild into a temporary folder and compare with ``output``; returns the differences (empty: up to date)."""
-    records = collect(runs_root)
+    records = collect(runs_root, progress)
     output = Path(output)
     with tempfile.TemporaryDirectory(prefix="negplugins-leaderboard-") as tmp:
         fresh = Path(tmp)
