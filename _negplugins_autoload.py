@@ -5,14 +5,18 @@ ir_datasets, ir_measures and Pyserini have no plugin entry points. The installed
 ``sys.meta_path`` (it imports nothing beyond ``os`` and ``sys``, which the interpreter has already
 loaded), and acts when one of these packages is first imported:
 
-* ``ir_datasets``: after it has loaded, the suite's datasets are registered (``import ir_datasets_ext``);
+* ``ir_datasets``: after it has loaded, the suite's datasets are registered (``import ir_datasets_ext``); in
+  the ``ir_datasets`` command line, its ``export`` and ``lookup`` also write the fields of a type it skips
+  (ComLQ's ``has_negation``, a bool; ``negplugins._compat.ir_datasets_export``);
 * ``ir_measures``: after it has loaded, the negation measures are registered (``negplugins.measures``);
 * ``pyserini``: before it loads, the Java 21 runtime is configured (``negplugins._compat.jvm``);
+* ``pyserini.search``: after it has loaded, ``--topics`` learns the suite's dataset ids (``--topics comlq``;
+  ``negplugins._compat.pyserini_topics``);
 * ``pyterrier``: after it has loaded, ``pt.Experiment`` learns to average the negation measures over the
   queries they are defined on (``negplugins._compat.pyterrier``).
 
 So ``ir_measures comlq run.trec "RightRank@10 nDCG@10"``, ``ir_datasets export comlq queries`` and
-``python -m pyserini.search.lucene ...`` work with no extra import. Set ``NEGPLUGINS_AUTOLOAD=0`` to
+``python -m pyserini.search.lucene --topics comlq ...`` work with no extra import. Set ``NEGPLUGINS_AUTOLOAD=0`` to
 switch the hook off; the ``negplugins-*`` console scripts then do the same explicitly.
 
 An action that fails does not fail the user's import: the package is imported without the suite, and one
@@ -33,7 +37,14 @@ _ACTIONS = {
     "ir_datasets": (None, "ir_datasets_ext"),
     "ir_measures": (None, "negplugins._compat.plugins:register_measures"),
     "pyserini": ("negplugins._compat.plugins:configure_java", None),
+    "pyserini.search": (None, "negplugins._compat.plugins:pyserini_topic_names"),
     "pyterrier": (None, "negplugins._compat.pyterrier:install"),
+}
+
+# package -> action run after it has loaded, only in the process of its own command line (``ir_datasets ...``,
+# ``python -m ir_datasets ...``), where importing the rest of the suite costs nothing the user would notice.
+_COMMAND_ACTIONS = {
+    "ir_datasets": "negplugins._compat.plugins:ir_datasets_command",
 }
 
 
@@ -59,6 +70,28 @@ def _call(action, package):
               f"{type(error).__name__}: {error}{hint}", file=sys.stderr)
 
 
+def _main_module():
+    """The module run as ``python -m MODULE`` (from ``sys.orig_argv``), else None."""
+    args = list(getattr(sys, "orig_argv", []))[1:]
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "-m":
+            return args[index + 1] if index + 1 < len(args) else None
+        if arg.startswith("-m"):
+            return arg[2:]
+        if arg in ("-c", "-") or not arg.startswith("-"):
+            return None
+        index += 2 if arg in ("-W", "-X", "--check-hash-based-pycs") else 1
+    return None
+
+
+def _is_command(package):
+    """Whether this process is ``package``'s command line: its console script, or ``python -m package``."""
+    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return script == package or _main_module() == package
+
+
 class _HookedLoader:
     def __init__(self, loader, package, before, after):
         self._loader = loader
@@ -75,13 +108,16 @@ class _HookedLoader:
         self._loader.exec_module(module)
         if self._after:
             _call(self._after, self._package)
+        command = _COMMAND_ACTIONS.get(self._package)
+        if command and _is_command(self._package):
+            _call(command, self._package)
 
     def __getattr__(self, name):  # get_resource_reader, is_package, ... of the wrapped loader
         return getattr(self._loader, name)
 
 
 class AutoloadFinder:
-    """Wraps the loaders of ir_datasets, ir_measures, pyserini and pyterrier; every other import is untouched."""
+    """Wraps the loaders of the modules of ``_ACTIONS``; every other import is untouched."""
 
     def find_spec(self, fullname, path, target=None):
         actions = _ACTIONS.get(fullname)

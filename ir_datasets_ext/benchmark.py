@@ -82,6 +82,8 @@ class Benchmark:
         Short reference (``"Xu et al., AAAI 2026"``).
     paper_url : str
         Link to the paper.
+    data_url : str
+        Where the benchmark's data is published (its repository or dataset page); the leaderboards link it.
     datasets : tuple of str
         The registered ids worth listing, whole benchmark first (the README table and docs).
     measures : tuple of str
@@ -139,6 +141,7 @@ class Benchmark:
     subset_field: str | None = None
     subsets: tuple[str, ...] = ()
     negatives: str = "none"
+    data_url: str = ""
     language: str = "en"
     docs: str | None = None
     reported: tuple[Reported, ...] = ()

@@ -32,6 +32,7 @@ from .options import (
     MAX_HITS,
     MAX_PERMUTATIONS,
     MAX_THREADS,
+    add_progress_options,
     bounded_int,
     finite_float,
 )
@@ -78,7 +79,8 @@ def _cmd_search_bm25(args) -> int:
     from .runners.bm25 import bm25_search
 
     info = bm25_search(args.dataset, args.output, index=args.index, k1=args.k1, b=args.b, hits=args.hits,
-                       threads=args.threads, batch_size=args.batch_size, run_tag=args.run_tag, force=args.force)
+                       threads=args.threads, batch_size=args.batch_size, run_tag=args.run_tag, force=args.force,
+                       progress=args.progress)
     print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output}")
     return 0
 
@@ -195,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=64,
                    help=f"queries per batch search, 1 to {MAX_BATCH_SIZE} (default: 64)")
     p.add_argument("--run-tag", default="Anserini", help="last column of the run (default: Anserini, as Pyserini)")
+    add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_search_bm25)
 
@@ -284,6 +287,9 @@ def _quiet_logs() -> None:
     import os
 
     os.environ.setdefault("IR_DATASETS_DL_DISABLE_PBAR", "true")
+    from ._compat import jvm
+
+    jvm.quiet_java_logs()  # no "INFO: Using MemorySegmentIndexInput" from Lucene when the JVM starts
 
 
 class Terminated(BaseException):

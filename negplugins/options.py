@@ -32,7 +32,8 @@ import operator
 from .errors import UserError
 
 __all__ = ["DEFAULT_HITS", "MAX_HITS", "MAX_THREADS", "MAX_BATCH_SIZE", "MAX_LENGTH", "MAX_SHARDS", "MAX_PERMUTATIONS",
-           "MAX_CUTOFF", "bounded_int", "positive_int", "finite_float", "check_int", "check_float", "int_range", "float_range"]
+           "MAX_CUTOFF", "bounded_int", "positive_int", "finite_float", "check_int", "check_float", "int_range",
+           "float_range", "add_progress_options", "tqdm_disable"]
 
 #: Documents per query of every search runner (``search bm25``, ``dense``, ``beir-dense``) unless ``--hits``
 #: says otherwise: Pyserini's default (and what BEIR's ``EvaluateRetrieval`` retrieves by default).
@@ -156,3 +157,20 @@ def positive_int(hi: int | None = None):
 #: Help of every ``--force`` that lets a command replace a run it would otherwise refuse to.
 FORCE_HELP = ("replace an existing run (and its sidecar) even if it is committed (tracked by git) or was not "
               "written by negplugins")
+
+
+def add_progress_options(parser: argparse.ArgumentParser) -> None:
+    """``--progress`` / ``--no-progress`` (``args.progress``: True, False, or None for the default).
+
+    The default shows the progress bar, on standard error, only when standard error is a terminal
+    (tqdm's ``disable=None``), so a log file or a pipe gets no bar.
+    """
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--progress", dest="progress", action="store_true", default=None,
+                       help="show a progress bar on stderr (default: only when stderr is a terminal)")
+    group.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+
+def tqdm_disable(progress: bool | None) -> bool | None:
+    """tqdm's ``disable`` for a ``progress`` option: None (the default) disables the bar unless stderr is a terminal."""
+    return None if progress is None else not progress

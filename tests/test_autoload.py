@@ -84,3 +84,16 @@ def test_each_hook_imports_only_what_it_registers():
     assert measures.stdout.strip() == "False", measures.stderr
     datasets = python("import sys, ir_datasets; print('ir_measures' in sys.modules, 'comlq' in ir_datasets.registry)")
     assert datasets.stdout.strip() == "False True", datasets.stderr
+
+
+def test_only_the_ir_datasets_command_gets_its_exporters_patched():
+    # a plain import registers the datasets and nothing more (the exporters are patched in the ir_datasets command
+    # line only; tests/test_ir_datasets_export.py runs it)
+    code = ("import sys, ir_datasets; from ir_datasets.commands import export;"
+            "print(export.DEFAULT_EXPORTERS['tsv'] is export.TsvExporter, 'negplugins' in sys.modules)")
+    result = python(code)
+    assert result.stdout.strip() == "True False", result.stderr
+    listing = subprocess.run([sys.executable, "-m", "ir_datasets", "export", "negplugins-demo", "queries",
+                              "--fields", "query_id", "kind"], capture_output=True, text=True)
+    assert listing.returncode == 0 and listing.stdout.splitlines()[0] == "q01\texclusion", listing.stderr
+    assert "negplugins:" not in listing.stderr  # the command's action ran without error

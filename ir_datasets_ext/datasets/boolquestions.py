@@ -54,6 +54,7 @@ SPEC = register_benchmark(Benchmark(
     summary="AND / OR / NOT questions over MS MARCO and Natural Questions",
     paper="Zhang et al., Findings of EMNLP 2024",
     paper_url="https://arxiv.org/abs/2411.12235",
+    data_url="https://huggingface.co/datasets/ustc-zhangzm/BoolQuestions",
     datasets=(f"{NAME}/msmarco", f"{NAME}/nq", f"{NAME}/<corpus>/and", f"{NAME}/<corpus>/or", f"{NAME}/<corpus>/not"),
     # the authors' MRR@10 (questions with a positive) and NegRecall@10 (passages listed as both count as negatives)
     measures=("PosRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10"),

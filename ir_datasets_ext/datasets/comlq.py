@@ -68,6 +68,7 @@ SPEC = register_benchmark(Benchmark(
     summary="complex logical queries over Wikipedia, 14 structures",
     paper="Xu et al., AAAI 2026",
     paper_url="https://arxiv.org/abs/2511.12004",
+    data_url="https://github.com/xgl-git/ComLQR-main",
     datasets=(NAME, f"{NAME}/<structure>", f"{NAME}/negation"),
     # the paper reports nDCG@10 (Table 3) and LSNC@100 (Table 4); RR@10 and R@100 as the suite has from the start
     measures=("nDCG@10", "RR@10", "R@100"),

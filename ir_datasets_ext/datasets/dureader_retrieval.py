@@ -41,6 +41,7 @@ SPEC = register_benchmark(Benchmark(
     summary="Chinese passage retrieval from web search",
     paper="Qiu et al., EMNLP 2022",
     paper_url="https://arxiv.org/abs/2203.10232",
+    data_url="https://github.com/baidu/DuReader/tree/master/DuReader-Retrieval",
     datasets=(f"{NAME}/dev", f"{NAME}/dev-100k"),
     measures=("RR@10", "Success@1", "Success@50"),
     # the paper's Recall@k is whether any relevant passage is in the top k: ir_measures' Success@k

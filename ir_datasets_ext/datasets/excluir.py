@@ -31,6 +31,7 @@ SPEC = register_benchmark(Benchmark(
     summary='exclusionary queries such as "... but not X"',
     paper="Zhang et al., 2024",
     paper_url="https://arxiv.org/abs/2404.19230",
+    data_url="https://github.com/zwh-sdu/ExcluIR",
     datasets=(f"{NAME}/test",),
     measures=("R@1", "RR@10", "DeltaR@1", "DeltaMRR@10", "RightRank@10"),
     paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10", "RightRank@10": "Right Rank@10"},

@@ -41,6 +41,7 @@ SPEC = register_benchmark(Benchmark(
     summary="negation in contrastive document pairs",
     paper="Weller et al., EACL 2024",
     paper_url="https://arxiv.org/abs/2305.07614",
+    data_url="https://huggingface.co/datasets/orionweller/NevIR",
     datasets=(f"{NAME}/train", f"{NAME}/dev", f"{NAME}/test"),
     measures=("PairedAcc",),
     paper_names={"PairedAcc": "paired accuracy"},

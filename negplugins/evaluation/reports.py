@@ -7,7 +7,8 @@
   query), or a test result against the baseline (``mean_diff``, ``ci95_low``, ``ci95_high``, ``p_t``,
   ``p_t_holm``, ``p_randomization``, ``p_randomization_holm``, ``n``);
 * ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best value of
-  each column is bold and a dagger marks a significant difference from the baseline (Holm-corrected
+  each column is bold (:func:`best_marks`: the smallest for a lower-is-better measure, every run that
+  shows it, none when all runs show the same value) and a dagger marks a significant difference from the baseline (Holm-corrected
   randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05). Per-query values, the negation split and diagnostics are not written as
   LaTeX.
 
@@ -30,7 +31,7 @@ from ..errors import UserError
 from ..measures import lower_is_better
 from .significance import ALPHA
 
-__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table"]
+__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "best_marks"]
 
 FORMATS = ("table", "json", "csv", "latex")
 _TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm", "p_randomization",
@@ -186,23 +187,51 @@ def _latex_escape(text: str) -> str:
     return "".join(replacements.get(c, c) for c in str(text))
 
 
+def best_marks(values, lower_is_better: bool = False, digits: int = 4) -> list[bool]:
+    """Which values of one column are marked best: the one rule of the LaTeX output and the leaderboards.
+
+    A value is marked when it shows, at ``digits`` decimals, as the best value does (the smallest for a
+    lower-is-better measure, else the largest): runs tied for best are all marked. A column whose values all
+    show the same (one run, or every run tied) has no best: nothing is marked. ``None`` and NaN never are.
+
+    Parameters
+    ----------
+    values : sequence of float or None
+        One measure's value for each run.
+    lower_is_better : bool
+        The measure is better when smaller.
+    digits : int
+        Decimals the values are shown with.
+
+    Returns
+    -------
+    list of bool
+        One flag per value.
+    """
+    shown = [None if v is None or math.isnan(v) else f"{v:.{digits}f}" for v in values]
+    present = [v for v, text in zip(values, shown) if text is not None]
+    if len({text for text in shown if text is not None}) < 2:
+        return [False] * len(values)
+    best = f"{(min(present) if lower_is_better else max(present)):.{digits}f}"
+    return [text == best for text in shown]
+
+
 def _latex(evaluations, tests, digits) -> str:
 
     measures = evaluations[0].measures
     several = len(evaluations) > 1
-    best = {}
+    marked = {}
     if several:
         for m in measures:
-            values = [ev.overall.get(m) for ev in evaluations if not math.isnan(ev.overall.get(m, math.nan))]
-            if values:
-                best[m] = min(values) if lower_is_better(m) else max(values)
+            flags = best_marks([ev.overall.get(m) for ev in evaluations], lower_is_better(m), digits)
+            marked[m] = {id(ev) for ev, flag in zip(evaluations, flags) if flag}
 
     def cell(ev, test, m, values):
         value = values.get(m)
         text = _fmt(value, digits)
         if text == "n/a":
             return "--"
-        if values is ev.overall and best.get(m) is not None and round(value, digits) == round(best[m], digits):
+        if values is ev.overall and id(ev) in marked.get(m, ()):
             text = rf"\textbf{{{text}}}"
         if values is ev.overall and _significant(test, m):
             text += r"$^\dagger$"

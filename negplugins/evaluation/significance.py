@@ -7,7 +7,8 @@
   ``permutations`` is 1 to :data:`negplugins.options.MAX_PERMUTATIONS` (10^6; time grows linearly
   with it, memory stays at one chunk of 1,000 sign vectors);
 * :func:`t_confidence_interval` - the t-based 95% confidence interval of the mean difference;
-* :func:`holm` - Holm's step-down correction of a family of p-values.
+* :func:`holm` - Holm's step-down correction of a family of p-values;
+* :func:`wins_losses_ties` - per query, how often a run beats, loses to or ties with the baseline.
 
 :func:`compare` tests every run against a baseline, per measure, on the queries for which the measure
 has a value in both runs, and corrects the p-values with Holm across the runs (per measure and test).
@@ -23,8 +24,8 @@ from scipy import stats
 
 from ..options import MAX_PERMUTATIONS, check_int
 
-__all__ = ["ALPHA", "PERMUTATIONS", "SEED", "paired_t_test", "randomization_test", "t_confidence_interval", "holm",
-           "compare"]
+__all__ = ["ALPHA", "PERMUTATIONS", "SEED", "TIE_TOLERANCE", "paired_t_test", "randomization_test",
+           "t_confidence_interval", "holm", "compare", "wins_losses_ties"]
 
 #: Significance level, the one the suite uses everywhere: a run differs significantly from the baseline when
 #: its Holm-corrected randomization-test p-value is below ``ALPHA`` (the marks of ``negplugins evaluate``'s
@@ -33,6 +34,8 @@ ALPHA = 0.05
 PERMUTATIONS = 10_000
 SEED = 20240611
 _CHUNK = 1000
+#: Two per-query values closer than this are a tie (:func:`wins_losses_ties`).
+TIE_TOLERANCE = 1e-9
 #: ``compare(progress=True)`` shows a progress bar when the tests draw at least this many sign vectors in all
 #: (10^6 vectors take tens of seconds on one core for a few thousand queries).
 PROGRESS_FROM = 1_000_000
@@ -191,3 +194,35 @@ def _compare_measures(per_query, measures, baseline, permutations, seed, results
             adjusted = holm([results[i][measure][key] for i in others])
             for i, value in zip(others, adjusted):
                 results[i][measure][key + "_holm"] = value
+
+
+def wins_losses_ties(baseline: Mapping[str, float], run: Mapping[str, float], lower_is_better: bool = False) -> dict:
+    """Per query, whether ``run`` beats the baseline, loses to it or ties with it on one measure.
+
+    Parameters
+    ----------
+    baseline, run : mapping
+        ``{query_id: value}`` of the measure, for the queries it is defined on (as
+        :attr:`~negplugins.evaluation.results.Evaluation.per_query` holds them).
+    lower_is_better : bool
+        The measure is better when smaller (a win is then a smaller value).
+
+    Returns
+    -------
+    dict
+        ``{"wins", "losses", "ties", "n"}`` over the ``n`` queries with a (non-NaN) value in both, the queries
+        :func:`compare` tests on; values within :data:`TIE_TOLERANCE` of each other tie.
+    """
+    wins = losses = ties = 0
+    for query_id in baseline.keys() & run.keys():
+        a, b = baseline[query_id], run[query_id]
+        if a is None or b is None or math.isnan(a) or math.isnan(b):
+            continue
+        difference = (a - b) if lower_is_better else (b - a)
+        if abs(difference) <= TIE_TOLERANCE:
+            ties += 1
+        elif difference > 0:
+            wins += 1
+        else:
+            losses += 1
+    return {"wins": wins, "losses": losses, "ties": ties, "n": wins + losses + ties}

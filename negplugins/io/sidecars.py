@@ -14,9 +14,16 @@ run, so that a number on a leaderboard can be traced and reproduced. Fields:
 ``index``          ``{"path", "manifest"}`` of the index searched, or ``null``
 ``first_stage``    ``{"run", "sha256"}`` of the run a reranker reordered, or ``null``
 ``language``       the analyzer / text language (``en``, ``zh``)
-``versions``       package versions (negplugins, pyserini, ir_datasets, ir_measures, torch, ...)
+``versions``       package versions (negplugins, pyserini, ir_datasets, ir_measures, torch, ...), and
+                   ``negplugins-commit``, the git commit of the suite's source when it runs from a git checkout
+                   (``-dirty`` appended when its tracked code has uncommitted changes)
 ``created``        UTC date and time (ISO 8601)
 ``command``        the exact command line, or the Python call that produced the run
+
+Paths are written portable (:func:`portable_path`): a path inside the project (the git work tree holding
+the run, else the current folder) relative to it, one inside a ``site-packages`` folder as
+``<site-packages>/...``, one inside the home folder as ``~/...``; a committed sidecar so names no folder of
+the machine it was made on.
 
 Optional:
 
@@ -43,7 +50,8 @@ from ..errors import UserError
 from .files import atomic_writer
 
 __all__ = ["REQUIRED_FIELDS", "metadata_path", "write_metadata", "read_metadata", "read_sidecar", "sidecar_problems",
-           "run_tag_problems", "file_sha256", "package_versions", "current_command"]
+           "run_tag_problems", "file_sha256", "package_versions", "current_command", "source_commit",
+           "portable_path", "portable_record", "COMMIT_KEY"]
 
 REQUIRED_FIELDS = ("run", "dataset", "runner", "system", "tag", "model", "parameters", "index", "first_stage",
                    "versions", "created", "command")
@@ -74,7 +82,12 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+#: The key of ``versions`` that holds the suite's git commit.
+COMMIT_KEY = "negplugins-commit"
+
+
 def package_versions() -> dict[str, str]:
+    """Versions of the packages a run may depend on, Python's, and the suite's git commit (:func:`source_commit`)."""
     versions = {}
     for name in _PACKAGES:
         try:
@@ -82,7 +95,106 @@ def package_versions() -> dict[str, str]:
         except _importlib_metadata.PackageNotFoundError:
             continue
     versions["python"] = sys.version.split()[0]
+    commit = source_commit()
+    if commit is not None:
+        versions[COMMIT_KEY] = commit
     return versions
+
+
+def _run_git(root: Path, *args: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def source_commit() -> str | None:
+    """The git commit of the suite's own source, when it runs from a git checkout; else None.
+
+    ``-dirty`` is appended when the tracked files of ``negplugins/`` or ``ir_datasets_ext/`` differ from that
+    commit. An installed wheel (no ``.git`` beside the package) has no commit.
+    """
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    commit = _run_git(root, "rev-parse", "HEAD")
+    if not commit or not re.fullmatch(r"[0-9a-f]{40}", commit):
+        return None
+    changed = _run_git(root, "status", "--porcelain", "--untracked-files=no", "--", "negplugins", "ir_datasets_ext")
+    return commit + ("-dirty" if changed else "")
+
+
+def _project_root(near: Path) -> Path:
+    """The git work tree holding ``near`` (the nearest folder with a ``.git``), else the current folder."""
+    for folder in (near, *near.parents):
+        if (folder / ".git").exists():
+            return folder
+    return Path.cwd().resolve()
+
+
+def _site_packages() -> list[Path]:
+    import site
+    import sysconfig
+
+    found = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    try:
+        found.update(site.getsitepackages())
+    except AttributeError:  # pragma: no cover - a virtualenv's old site module
+        pass
+    return sorted((Path(p).resolve() for p in found), key=lambda p: -len(p.parts))
+
+
+def portable_path(path: str, root: str | os.PathLike | None = None) -> str:
+    """``path`` as a sidecar writes it: an absolute path without the machine's own folders.
+
+    Parameters
+    ----------
+    path : str
+        Any text; only an absolute path is changed.
+    root : path, optional
+        The project's folder (default: the git work tree holding the current folder, else the current folder).
+
+    Returns
+    -------
+    str
+        Inside ``root``: relative to it (``runs/comlq/bm25.trec.gz``); inside a ``site-packages`` folder:
+        ``<site-packages>/...``; inside the home folder: ``~/...``; anything else unchanged.
+    """
+    if not isinstance(path, str) or not path.startswith("/") or "\n" in path:
+        return path
+    resolved = Path(os.path.normpath(path))
+    root = Path(root).resolve() if root is not None else _project_root(Path.cwd().resolve())
+    candidates = [(root, "")] + [(site, "<site-packages>") for site in _site_packages()]
+    candidates.append((Path.home().resolve(), "~"))
+    for base, label in candidates:
+        for form in dict.fromkeys((resolved, resolved.resolve() if resolved.exists() else resolved)):
+            if form == base or form.is_relative_to(base):
+                relative = form.relative_to(base).as_posix()
+                if not label:
+                    return relative if relative != "." else "."
+                return label if relative == "." else f"{label}/{relative}"
+    return path
+
+
+_PATH_IN_TEXT = re.compile(r"(?<![^\s='\"])/(?!/)[^\s'\"]+")
+
+
+def portable_record(value, root: str | os.PathLike | None = None):
+    """``value`` (a sidecar, or any part of one) with every absolute path made portable (:func:`portable_path`).
+
+    Strings are changed where they are an absolute path, and inside ``command``-like text where a word (or the
+    value of ``--option=``) is one; numbers, booleans and other text are kept.
+    """
+    if isinstance(value, dict):
+        return {key: portable_record(item, root) for key, item in value.items()}
+    if isinstance(value, list):
+        return [portable_record(item, root) for item in value]
+    if isinstance(value, str) and "/" in value:
+        return _PATH_IN_TEXT.sub(lambda match: portable_path(match.group(0), root), value)
+    return value
 
 
 def current_command() -> str:
@@ -137,6 +249,9 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "command": command if command is not None else current_command(),
     }
+    root = _project_root(Path(run_path).resolve().parent)
+    record = {key: value if key in ("run", "run_sha256", "created") else portable_record(value, root)
+              for key, value in record.items()}
     if reproduces is not None:
         record["reproduces"] = reproduces
     if authors_pipeline:

@@ -1,4 +1,9 @@
-"""Pyserini topic files (``qid<TAB>text``) for any registered dataset."""
+"""Pyserini topics for any registered dataset: topic files (``qid<TAB>text``) and topic names.
+
+:func:`write_topics` writes the file ``negplugins topics`` makes; :func:`pyserini_topics` gives the same
+topics as Pyserini's ``get_topics`` returns them, which is what ``--topics comlq`` resolves to in stock
+Pyserini once the import hook is installed (:mod:`negplugins._compat.pyserini_topics`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from pathlib import Path
 
 from .. import datasets
 
-__all__ = ["default_topics_path", "write_topics"]
+__all__ = ["default_topics_path", "write_topics", "is_topic_name", "pyserini_topics"]
 
 
 def default_topics_path(dataset_id: str) -> Path:
@@ -49,3 +54,51 @@ def write_topics(dataset_id: str, output: str | os.PathLike | None = None, force
     texts = datasets.query_texts(datasets.load(dataset_id))
     write_file_output(path, "".join(f"{query_id}\t{text}\n" for query_id, text in texts.items()), force=force)
     return path, len(texts)
+
+
+def is_topic_name(name: str) -> bool:
+    """Whether ``name`` is a dataset id of the suite registered with ir_datasets (``comlq``, ``excluir/test``).
+
+    Ids of ir_datasets' own datasets are not topic names of the suite: Pyserini keeps its own meaning for them.
+    """
+    import ir_datasets
+
+    return isinstance(name, str) and name in ir_datasets.registry and datasets.benchmark_of(name) is not None
+
+
+def pyserini_topics(dataset_id: str) -> dict:
+    """The queries of ``dataset_id`` as Pyserini's ``get_topics`` returns topics: ``{qid: {"title": text}}``.
+
+    The text is the one :func:`write_topics` puts in the topic file (on one line), and the ids are what
+    Pyserini makes of that file's: an id of digits becomes an ``int`` (Pyserini then orders the queries
+    numerically), every other id stays a string. An id of digits with a leading zero (``"007"``) is kept a
+    string, where Pyserini, reading a file, would turn it into ``7`` and write that id into the run.
+
+    Parameters
+    ----------
+    dataset_id : str
+        A registered dataset id with queries.
+
+    Returns
+    -------
+    dict
+        ``{qid: {"title": text}}`` in the dataset's order.
+
+    Raises
+    ------
+    ValueError
+        The dataset has no queries (a corpus-only id such as ``excluir``); the message names the ids that have.
+    """
+    dataset = datasets.load(dataset_id)
+    if not dataset.has_queries():
+        import ir_datasets
+
+        with_queries = [name for name in ir_datasets.registry if name.startswith(f"{dataset_id}/")
+                        and datasets.benchmark_of(name) is not None and ir_datasets.registry[name].has_queries()]
+        hint = f": use {', '.join(with_queries)}" if with_queries else ""
+        raise ValueError(f"negplugins: dataset {dataset_id!r} has no queries{hint}")
+    return {_pyserini_id(query_id): {"title": text} for query_id, text in datasets.query_texts(dataset).items()}
+
+
+def _pyserini_id(query_id: str):
+    return int(query_id) if query_id.isascii() and query_id.isdigit() and str(int(query_id)) == query_id else query_id

@@ -16,6 +16,14 @@ paper" rows: never ranked, never tested against the runs. A run whose sidecar sa
 with the gap (run minus paper); ``"authors_pipeline": true`` says the run follows the authors' own code
 (the reproduction page shows it in its own column).
 
+**Provenance.** Each run keeps its sidecar's parameters, versions, first stage, index and model weights hash in
+the leaderboard JSON, the suite's git commit it was made with (``versions["negplugins-commit"]``, when recorded),
+and ``links`` to its file, sidecar and first stage relative to the pages (``../runs/...``). Paths a sidecar holds
+absolute are shown without the machine's folders (:func:`portable_text`). Each record names the suite version
+that built it (``built_with``); nothing depends on the checkout the build runs in, so the same runs rebuild to the
+same bytes. Against the baseline, each run's ``vs_baseline`` also counts the queries it wins, loses and ties
+(:func:`negplugins.evaluation.significance.wins_losses_ties`).
+
 **Diagnostics.** Where the spec names a categorical ``doc_field`` (ComLQ ``origin``), each run's share
 of its top :data:`DOC_FIELD_K` per value, and its measures with the documents of each
 ``doc_field_without`` value removed (:mod:`negplugins.evaluation.diagnostics`); where it has a
@@ -40,10 +48,11 @@ from pathlib import Path, PurePosixPath
 from .. import datasets
 from ..errors import UserError
 from ..io.files import write_marker
-from ..io.sidecars import read_sidecar
+from ..io.sidecars import COMMIT_KEY, metadata_path, read_sidecar
+from ..options import tqdm_disable
 
 __all__ = ["ContributionError", "Contribution", "discover", "build", "check", "safe_relative", "collect",
-           "reproduces_problems"]
+           "reproduces_problems", "portable_text"]
 
 #: Depth of the document-field shares on the leaderboards.
 DOC_FIELD_K = 10
@@ -90,8 +99,6 @@ def _run_name(filename: str) -> str | None:
 
 def discover(runs_root: str | os.PathLike) -> tuple[list[Contribution], list[str]]:
     """Find contributed runs; returns ``(contributions, problems)`` sorted by dataset and name."""
-    from ..io.sidecars import metadata_path
-
     root = Path(runs_root)
     if not root.is_dir():
         raise UserError(f"{root}: runs folder not found")
@@ -231,12 +238,17 @@ def _round(value, digits=6):
     return round(value, digits) + 0.0  # +0.0: no "-0.0"
 
 
-def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dict:
-    """Validate and evaluate the runs of one dataset; returns the leaderboard record."""
+def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=None) -> dict:
+    """Validate and evaluate the runs of one dataset; returns the leaderboard record.
+
+    ``bar`` (a tqdm bar, optional) moves by one for each run validated, scored and diagnosed.
+    """
+    bar = bar if bar is not None else _NoBar()
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError
 
     from ..evaluation.scoring import compare_loaded, load_judged, lower_is_better, resolve_measures
+    from ..evaluation.significance import wins_losses_ties
     from ..evaluation.validation import validate_run
 
     try:
@@ -244,7 +256,9 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
         reports = []
         loaded = []
         for c in contributions:
+            bar.set_description(f"{dataset_id}: validating {c.name}")
             report, run = validate_run(dataset_id, c.path, dataset=dataset, return_run=True)
+            bar.update(1)
             report.run = c.relative
             reports.append(report)
             loaded.append((c.name, c.relative, run))
@@ -260,24 +274,38 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     parsed, notes = resolve_measures(dataset_id, qrels)
     names = [c.name for c in contributions]
     baseline = names.index("bm25") if "bm25" in names else 0
-    comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline)
+    bar.set_description(f"{dataset_id}: scoring {len(loaded)} run(s)")
+    comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline, per_query=True)
+    bar.update(len(loaded))
     measures = comparison.measures
     primary = measures[0]
-    doc_field, diagnostics = _doc_field_diagnostics(dataset_id, dataset, qrels, [run for _, _, run in loaded], parsed)
+    doc_field, diagnostics = _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar)
+    base_per_query = comparison.evaluations[baseline].per_query
     runs = []
     for i, (c, ev, test, report) in enumerate(zip(contributions, comparison.evaluations, comparison.tests, reports)):
         meta = c.meta
         model = meta.get("model") if isinstance(meta.get("model"), dict) else None
+        per_query = {m: wins_losses_ties(base_per_query.get(m, {}), ev.per_query.get(m, {}), lower_is_better(m))
+                     for m in measures} if test is not None else None
         runs.append({
             "name": c.name,
             "path": c.relative,
+            "sidecar": c.relative[: -len(c.path.name)] + metadata_path(c.path).name,
             "system": _text(meta.get("system")),
             "runner": _text(meta.get("runner")),
             "tag": _text(meta.get("tag")),
             "model": _text(model.get("id")) if model else None,
             "language": _text(meta.get("language")) if meta.get("language") is not None else None,
             "date": _text(meta.get("created"))[:10],
-            "command": _text(meta.get("command")),
+            "command": _text(portable_text(meta.get("command"))),
+            "parameters": portable_text(meta.get("parameters")) or {},
+            "versions": portable_text(meta.get("versions")) or {},
+            "commit": _text(meta["versions"].get(COMMIT_KEY)) or None if isinstance(meta.get("versions"), dict)
+            else None,
+            "first_stage": _first_stage(meta.get("first_stage")),
+            "index": _text(portable_text(meta["index"].get("path"))) or None if isinstance(meta.get("index"), dict)
+            else None,
+            "model_sha256": _text(model.get("sha256")) or None if model else None,
             "run_sha256": _text(meta.get("run_sha256")) if meta.get("run_sha256") else None,
             "reproduces": _text(meta["reproduces"]) if isinstance(meta.get("reproduces"), str) else None,
             "authors_pipeline": meta.get("authors_pipeline") is True,
@@ -289,7 +317,8 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
             "doc_field": diagnostics[i] if diagnostics else None,
             "vs_baseline": None if test is None else {
                 m: {"n": t["n"], "mean_diff": _round(t["mean_diff"]), "ci95": [_round(x) for x in t["ci95"]],
-                    "p_t_holm": _round(t["p_t_holm"]), "p_randomization_holm": _round(t["p_randomization_holm"])}
+                    "p_t_holm": _round(t["p_t_holm"]), "p_randomization_holm": _round(t["p_randomization_holm"]),
+                    "wins": per_query[m]["wins"], "losses": per_query[m]["losses"], "ties": per_query[m]["ties"]}
                 for m, t in test.items()},
         })
 
@@ -325,7 +354,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution]) -> dic
     }
 
 
-def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
+def _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar):
     """``(record part, [per-run part])`` of the spec's ``doc_field``, or ``(None, None)`` without one."""
     from ..evaluation.diagnostics import doc_field_values, doc_fields, share_breakdown, without_docs
     from ..evaluation.scoring import score_run
@@ -333,6 +362,7 @@ def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
     spec = datasets.benchmark_of(dataset_id)
     name = spec.doc_field if spec is not None else None
     if name is None or name not in doc_fields(dataset):
+        bar.update(len(loaded))
         return None, None
     values = doc_field_values(dataset, [name], dataset_id)[name]
     present = sorted(set(values.values()))
@@ -340,7 +370,8 @@ def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
     groups = datasets.query_groups(dataset)
     subsets = datasets.ordered_subsets(dataset, (groups[q] for q in qrels if q in groups))
     per_run = []
-    for run in runs:
+    for run_name, _, run in loaded:
+        bar.set_description(f"{dataset_id}: {name} diagnostics of {run_name}")
         shares = share_breakdown(run, values, DOC_FIELD_K, qrels, groups, subsets, values=present)
         without = {}
         for value in removed:
@@ -352,9 +383,54 @@ def _doc_field_diagnostics(dataset_id, dataset, qrels, runs, parsed):
                         "subsets": {s: {v: _round(x) for v, x in d.items() if v != "queries"}
                                     for s, d in shares.subsets.items()},
                         "without": without})
+        bar.update(1)
     record = {"field": name, "k": DOC_FIELD_K, "values": present, "without": removed,
               "documents": {v: sum(1 for x in values.values() if x == v) for v in present}}
     return record, per_run
+
+
+def _display_path(path: str) -> str:
+    """An absolute path of a sidecar as the leaderboards show it, without the folders of the machine it names.
+
+    Decided on the text alone (the same on every machine): from ``site-packages`` on as ``<site-packages>/...``;
+    from a project folder (``runs``, ``indexes``, ``work``, ``topics``) on as a relative path; else ``.../<name>``.
+    """
+    parts = PurePosixPath(path).parts[1:]
+    if "site-packages" in parts:
+        rest = parts[len(parts) - 1 - parts[::-1].index("site-packages") + 1:]
+        return "/".join(("<site-packages>", *rest))
+    for i, part in enumerate(parts):
+        if part in _PROJECT_FOLDERS:
+            return "/".join(parts[i:])
+    return ".../" + parts[-1] if parts else path
+
+
+_PROJECT_FOLDERS = ("runs", "indexes", "work", "topics")
+_ABSOLUTE = re.compile(r"(?<![^\s='\"])/(?!/)[^\s'\"]+")
+
+
+def portable_text(value):
+    """``value`` (sidecar metadata: text, list or object) with every absolute path shown as :func:`_display_path`.
+
+    Sidecars written by the suite hold portable paths already (:func:`negplugins.io.sidecars.portable_record`);
+    this covers older ones and hand-made sidecars, so no page or leaderboard JSON names a local folder.
+    """
+    if isinstance(value, dict):
+        return {str(key): portable_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [portable_text(item) for item in value]
+    if isinstance(value, str) and "/" in value:
+        return _ABSOLUTE.sub(lambda match: _display_path(match.group(0)), value)
+    return value
+
+
+def _first_stage(first_stage) -> dict | None:
+    """The first stage a run reranked: ``{"run": portable path, "sha256"}``, or None."""
+    if not isinstance(first_stage, dict):
+        return None
+    run = first_stage.get("run")
+    sha = first_stage.get("sha256")
+    return {"run": _text(portable_text(run)) or None, "sha256": _text(sha) or None}
 
 
 def _text(value) -> str:
@@ -367,8 +443,20 @@ def _text(value) -> str:
 
 # -- build and check -------------------------------------------------------------------------------
 
-def collect(runs_root) -> list[dict]:
-    """Discover, validate and evaluate every contribution; one record per dataset, sorted by id."""
+class _NoBar:
+    def set_description(self, text):
+        pass
+
+    def update(self, steps):
+        pass
+
+
+def collect(runs_root, progress: bool | None = False) -> list[dict]:
+    """Discover, validate and evaluate every contribution; one record per dataset, sorted by id.
+
+    ``progress`` shows a bar on standard error that moves as each run is validated, scored and diagnosed
+    (None: only when standard error is a terminal).
+    """
     contributions, problems = discover(runs_root)
     if len(problems) == 1:
         raise ContributionError(f"invalid contribution: {problems[0]}")
@@ -377,7 +465,11 @@ def collect(runs_root) -> list[dict]:
     by_dataset: dict[str, list[Contribution]] = {}
     for c in contributions:
         by_dataset.setdefault(c.dataset, []).append(c)
-    records = {d: _evaluate_dataset(d, cs) for d, cs in sorted(by_dataset.items())}
+    from tqdm.auto import tqdm
+
+    with tqdm(total=3 * len(contributions), desc="leaderboards", unit=" steps", disable=tqdm_disable(progress),
+              leave=False) as bar:
+        records = {d: _evaluate_dataset(d, cs, bar) for d, cs in sorted(by_dataset.items())}
     for dataset_id in _paper_datasets(records):
         records[dataset_id] = _paper_only_record(dataset_id)
     for record in records.values():
@@ -438,6 +530,7 @@ def _add_paper(record: dict) -> None:
     spec = datasets.benchmark_of(record["dataset"])
     record["paper"] = None if spec is None else {"reference": spec.paper, "url": _safe_url(spec.paper_url),
                                                  "title": spec.title}
+    record["data_url"] = _safe_url(spec.data_url) if spec is not None else ""
     reported = []
     for r in (spec.reported if spec is not None else ()):
         if r.dataset != record["dataset"]:
@@ -470,12 +563,46 @@ def _add_paper(record: dict) -> None:
     record["reproductions"] = reproductions
 
 
-def write_outputs(records: list[dict], folder: Path) -> list[Path]:
+def runs_link(runs_root, output) -> str:
+    """The runs folder as a relative link from the leaderboards folder (``../runs`` for the defaults)."""
+    return Path(os.path.relpath(Path(runs_root).resolve(), Path(output).resolve())).as_posix()
+
+
+def _publishable(records: list[dict], runs_href: str) -> list[dict]:
+    """The records as published: the suite's version, and each run's ``links`` relative to the pages.
+
+    ``links`` holds the run file, its sidecar and, when the sidecar's ``first_stage`` names another contributed
+    run (``runs/<dataset>/<name>``), that run's file.
+    """
+    from urllib.parse import quote
+
+    from .. import __version__
+
+    def href(relative):
+        return f"{runs_href}/{quote(relative)}"
+
+    contributed = {run["path"] for record in records for run in record["runs"]}
+    out = []
+    for record in records:
+        runs = []
+        for run in record["runs"]:
+            links = {"run": href(run["path"]), "sidecar": href(run["sidecar"])}
+            first = (run.get("first_stage") or {}).get("run") or ""
+            if first.startswith("runs/") and first[len("runs/"):] in contributed:
+                links["first_stage"] = href(first[len("runs/"):])
+            runs.append({**run, "links": links})
+        out.append({**record, "runs": runs, "runs_folder": runs_href, "built_with": {"negplugins": __version__}})
+    return out
+
+
+def write_outputs(records: list[dict], folder: Path, runs_href: str = "../runs") -> list[Path]:
+    """Write every page of ``records`` into ``folder``; runs and sidecars are linked through ``runs_href``."""
     from . import render
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     files = {}
+    records = _publishable(records, runs_href)
     for record in records:
         slug = record["slug"]
         files[f"{slug}.json"] = render.json_text(record)
@@ -503,7 +630,7 @@ def _is_leaderboards(folder: Path) -> bool:
         all(p.is_file() and p.suffix in (".md", ".json", ".html") for p in entries)
 
 
-def build(runs_root="runs", output="leaderboards") -> list[Path]:
+def build(runs_root="runs", output="leaderboards", progress: bool | None = False) -> list[Path]:
     """Rebuild ``output`` from the runs in ``runs_root`` (atomically replacing it). Returns the files written.
 
     ``output`` is replaced only when it is the suite's own earlier output (see
@@ -514,20 +641,20 @@ def build(runs_root="runs", output="leaderboards") -> list[Path]:
 
     output = Path(output)
     check_folder_output(output, legacy=_is_leaderboards)  # before the (long) evaluation
-    records = collect(runs_root)
+    records = collect(runs_root, progress)
     with atomic_directory(output, legacy=_is_leaderboards) as tmp:
-        written = write_outputs(records, Path(tmp))
+        written = write_outputs(records, Path(tmp), runs_link(runs_root, output))
         names = [p.name for p in written]
     return [output / n for n in names]
 
 
-def check(runs_root="runs", output="leaderboards") -> list[str]:
+def check(runs_root="runs", output="leaderboards", progress: bool | None = False) -> list[str]:
     """Rebuild into a temporary folder and compare with ``output``; returns the differences (empty: up to date)."""
-    records = collect(runs_root)
+    records = collect(runs_root, progress)
     output = Path(output)
     with tempfile.TemporaryDirectory(prefix="negplugins-leaderboard-") as tmp:
         fresh = Path(tmp)
-        write_outputs(records, fresh)
+        write_outputs(records, fresh, runs_link(runs_root, output))
         expected = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
         present = sorted(p.relative_to(output).as_posix() for p in output.rglob("*") if p.is_file()) \
             if output.is_dir() else []

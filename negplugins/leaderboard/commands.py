@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..options import add_progress_options
+
 __all__ = ["add_commands"]
 
 
@@ -17,7 +19,7 @@ def _cmd_build(args) -> int:
     from .build import ContributionError, build
 
     try:
-        written = build(args.runs, args.output)
+        written = build(args.runs, args.output, progress=args.progress)
     except ContributionError as error:
         print(f"negplugins: error: {error}", file=sys.stderr)
         return 1
@@ -29,7 +31,7 @@ def _cmd_check(args) -> int:
     from .build import ContributionError, check
 
     try:
-        differences = check(args.runs, args.output)
+        differences = check(args.runs, args.output, progress=args.progress)
     except ContributionError as error:
         print(f"negplugins: error: {error}", file=sys.stderr)
         return 1
@@ -104,6 +106,7 @@ def add_commands(commands, runners) -> None:
                                                                    " or stale output, 2 usage error.")
         p.add_argument("--runs", default="runs", help="contributed runs (default: runs)")
         p.add_argument("--output", default="leaderboards", help="published leaderboards (default: leaderboards)")
+        add_progress_options(p)
         p.set_defaults(func=func)
     p = actions.add_parser("sidecar", help="write the metadata sidecar of a hand-made (external) run")
     p.add_argument("run", help="runs/<dataset>/<name>.trec[.gz]")

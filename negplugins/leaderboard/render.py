@@ -18,9 +18,11 @@ from pathlib import Path
 
 from ir_datasets_ext.benchmark import benchmarks
 
+from ..evaluation.reports import best_marks
 from ..evaluation.significance import ALPHA
+from ..io.sidecars import COMMIT_KEY
 
-__all__ = ["json_text", "markdown", "html_page", "index_record", "index_markdown", "index_html",
+__all__ = ["json_text", "markdown", "html_page", "best_runs", "index_record", "index_markdown", "index_html",
            "reproduction_record", "reproduction_markdown", "reproduction_html"]
 
 _ASSETS = Path(__file__).with_name("assets")
@@ -63,21 +65,16 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _best(record, measure):
-    """The best overall value of ``measure``: the smallest for a lower-is-better measure, else the largest."""
-    values = [r["overall"].get(measure) for r in record["runs"] if r["overall"].get(measure) is not None]
-    if not values:
-        return None
-    return min(values) if measure in record["lower_is_better"] else max(values)
+def best_runs(record, measure) -> set[str]:
+    """The runs whose overall ``measure`` is marked best (:func:`negplugins.evaluation.reports.best_marks`).
 
-
-def _is_best(record, value, best) -> bool:
-    """Whether a run's value is marked best: it shows as the best value does (every run tied for best is marked).
-
-    Values are compared as shown (:func:`_num`, 4 decimals), so two cells that read the same are both marked or
-    neither is; with a single run nothing is marked.
+    The smallest value for a lower-is-better measure, else the largest, compared as shown (4 decimals): runs
+    tied for best are all marked, and a column where every run shows the same value (or a single run) has
+    no best. Markdown (bold), HTML (``td.best``) and ``negplugins evaluate -f latex`` (bold) follow this rule.
     """
-    return value is not None and best is not None and len(record["runs"]) > 1 and _num(value) == _num(best)
+    values = [run["overall"].get(measure) for run in record["runs"]]
+    flags = best_marks(values, measure in record["lower_is_better"])
+    return {run["name"] for run, flag in zip(record["runs"], flags) if flag}
 
 
 def _marker(run, measure) -> bool:
@@ -142,7 +139,8 @@ def _md_intro(record) -> list[str]:
                    if record.get("reported") else ""), ""]
     return [f"{record['queries']} judged queries. Sorted by {_md(record['primary'])}"
             f"{' (lower is better)' if record['primary'] in record['lower_is_better'] else ''}. "
-            f"↓ = lower is better. † = differs from the baseline {_md(record['baseline'])} "
+            f"↓ = lower is better. **Bold** = best (every run tied for it; none where all runs tie). "
+            f"† = differs from the baseline {_md(record['baseline'])} "
             f"(paired randomization test, Holm-corrected, p < {ALPHA}).", ""]
 
 
@@ -172,20 +170,20 @@ def _label_with_paper(record, measure) -> str:
 
 def markdown(record) -> str:
     measures = record["measures"]
-    lines = [f"# Leaderboard: {_md(record['dataset'])}", "", *_md_intro(record)]
+    lines = [f"# Leaderboard: {_md(record['dataset'])}", "", _md_sources_line(record), "", *_md_intro(record)]
     for note in record["notes"]:
         lines += [f"> Note: {_md(note)}", ""]
     if record["runs"]:
         header = ["#", "System", "Run", "Runner", *(_md(_measure_label(record, m)) for m in measures), "Date"]
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "|".join(["---:", "---", "---", "---", *(["---:"] * len(measures)), "---"]) + "|")
-        best = {m: _best(record, m) for m in measures}
+        best = {m: best_runs(record, m) for m in measures}
         for position, run in enumerate(record["runs"], start=1):
             cells = []
             for m in measures:
                 value = run["overall"][m]
                 text = _num(value) + ("†" if _marker(run, m) else "")
-                if _is_best(record, value, best[m]):
+                if run["name"] in best[m]:
                     text = f"**{text}**"
                 cells.append(text)
             name = _md(run["name"]) + (" (baseline)" if run["name"] == record["baseline"] else "")
@@ -196,6 +194,7 @@ def markdown(record) -> str:
     if not record.get("reported"):
         lines += ["", f"The benchmark's spec records no number of its paper ({_paper_link_md(record)}) on this "
                       "dataset."]
+    lines += _md_per_query(record)
     lines += _md_reproductions(record)
     lines += _md_subsets(record)
     lines += _md_doc_field(record)
@@ -203,16 +202,103 @@ def markdown(record) -> str:
     if record["runs"]:
         lines += ["", "## Runs", ""]
         for run in record["runs"]:
-            lines.append(f"- **{_md(run['name'])}** (`{_md(run['path'])}`): {_md(run['system'])}; tag {_md(run['tag'])}"
+            links = run.get("links") or {}
+            files = (f"[run file]({_md_href(links['run'])}) · [sidecar]({_md_href(links['sidecar'])})"
+                     if links else f"`{_md(run['path'])}`")
+            lines.append(f"- **{_md(run['name'])}** ({files}): {_md(run['system'])}; tag {_md(run['tag'])}"
                          + (f"; model {_md(run['model'])}" if run["model"] else "")
                          + (f"; reproduces {_md(run['reproduces'])}" + (" (the authors' pipeline)"
                                                                          if run.get("authors_pipeline") else "")
                             if run.get("reproduces") else "")
                          + (f"; {run['queries_without_results']} queries without results"
-                            if run["queries_without_results"] else "")
-                         + (f"; command: {_md(run['command'])}" if run["command"] else ""))
+                            if run["queries_without_results"] else ""))
+            for label, text in _provenance(run):
+                lines.append(f"  - {label}: " + (_md_first_stage(run) if label == "first stage" else _md(text)))
+            if run["command"]:
+                lines.append(f"  - command: {_md(run['command'])}")
         lines += ["", f"Significance: {_md(record['significance'])}.", ""]
+    lines += ["", _md_prose(_built_with(record)), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _md_href(href: str) -> str:
+    """A relative link of the suite's own making, for a Markdown link target (spaces and parentheses escaped)."""
+    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
+def _md_sources_line(record) -> str:
+    paper = record.get("paper") or {}
+    parts = [f"Paper: {_paper_link_md(record)}" + (f" ({_md(paper['title'])})" if paper.get("title") else "")]
+    if record.get("data_url"):
+        parts.append(f"Data: [{_md(record['data_url'])}]({record['data_url']})")
+    parts.append("[All leaderboards](README.md) · [Reproduction of the papers](reproduction.md)")
+    return " · ".join(parts)
+
+
+def _md_first_stage(run) -> str:
+    first = run.get("first_stage") or {}
+    href = (run.get("links") or {}).get("first_stage")
+    text = _md(first.get("run") or "")
+    return f"[{text}]({_md_href(href)})" if href else text
+
+
+def _built_with(record) -> str:
+    version = (record.get("built_with") or {}).get("negplugins", "")
+    return (f"Built with negplugins {version} by negplugins leaderboard build from the runs and their sidecars (the "
+            "same bytes on every rebuild from the same runs); each run's provenance names the suite version and, "
+            "when its sidecar records one, the git commit it was made with.")
+
+
+def _provenance(run) -> list[tuple[str, str]]:
+    """``(label, text)`` lines of what made a run: parameters, first stage, index, versions, date."""
+    items = []
+    parameters = run.get("parameters") or {}
+    if parameters:
+        items.append(("parameters", ", ".join(f"{k}={_compact(v)}" for k, v in sorted(parameters.items()))))
+    first = run.get("first_stage")
+    if first and first.get("run"):
+        items.append(("first stage", first["run"]))
+    if run.get("index"):
+        items.append(("index", run["index"]))
+    if run.get("model_sha256"):
+        items.append(("model weights SHA-256", run["model_sha256"]))
+    versions = dict(run.get("versions") or {})
+    versions.pop(COMMIT_KEY, None)
+    suite = versions.pop("negplugins", None)
+    made = f"negplugins {suite or 'unknown'}" + (f" (commit {run['commit']})" if run.get("commit")
+                                                  else " (no git commit recorded)")
+    items.append(("made with", ", ".join([made, *(f"{k} {v}" for k, v in sorted(versions.items()))])))
+    if run.get("date"):
+        items.append(("date", run["date"]))
+    return items
+
+
+def _compact(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _per_query_rows(record) -> list[tuple[dict, dict]]:
+    """``(run, {measure: {"wins", "losses", "ties", "n"}})`` of each run tested against the baseline."""
+    return [(run, run["vs_baseline"]) for run in record["runs"] if run.get("vs_baseline")]
+
+
+def _wlt(test) -> str:
+    return "–" if test is None or "wins" not in test else f"{test['wins']} / {test['losses']} / {test['ties']}"
+
+
+def _md_per_query(record) -> list[str]:
+    rows = _per_query_rows(record)
+    if not rows:
+        return []
+    measures = record["measures"]
+    lines = ["", f"## Per query against the baseline {_md(record['baseline'])}", "",
+             "Wins / losses / ties: the queries on which the run is better than the baseline, worse, or equal "
+             "(lower is better for ↓), among those where the measure has a value in both.", "",
+             "| Run | " + " | ".join(_md(_measure_label(record, m)) for m in measures) + " |",
+             "|---|" + "|".join(["---:"] * len(measures)) + "|"]
+    for run, tests in rows:
+        lines.append(f"| {_md(run['name'])} | " + " | ".join(_wlt(tests.get(m)) for m in measures) + " |")
+    return lines
 
 
 def _md_reproductions(record) -> list[str]:
@@ -335,6 +421,10 @@ def _page(title: str, body: str) -> str:
             f"<script>\n{js}</script>\n</body>\n</html>\n")
 
 
+#: Width of a character of an 11-pixel axis label, rounded up (system-ui, digits and lowercase letters).
+_CHAR_WIDTH = 7
+
+
 def _bar_chart(record, measure) -> str:
     """A grouped bar chart (inline SVG): one group per subset, one bar per run (the first runs by rank)."""
     runs = record["runs"][:MAX_CHART_RUNS]
@@ -348,6 +438,13 @@ def _bar_chart(record, measure) -> str:
     width_bar, gap, height, top, bottom, left = 10, 14, 160, 10, 40, 44
     group = width_bar * len(runs) + gap
     width = left + group * len(subsets) + 10
+    # a label wider than its group would run into the next: all labels are then turned 45 degrees
+    label_width = max(len(str(s)) for s in subsets) * _CHAR_WIDTH
+    turned = label_width > group - 4
+    if turned:
+        bottom = int(label_width * 0.71) + 24
+        width += int(label_width * 0.71)  # the first label reaches left of its group
+        left += int(label_width * 0.71)
 
     def y(value):
         return top + (high - value) / (high - low) * height
@@ -370,8 +467,13 @@ def _bar_chart(record, measure) -> str:
             parts.append(f"<rect x=\"{x0 + r * width_bar:.1f}\" y=\"{min(y_value, y_zero):.1f}\" "
                          f"width=\"{width_bar - 1}\" height=\"{max(abs(y_zero - y_value), 0.5):.1f}\" "
                          f"fill=\"{PALETTE[r]}\"><title>{_e(run['name'])}, {_e(subset)}: {value:.4f}</title></rect>")
-        parts.append(f"<text x=\"{x0 + width_bar * len(runs) / 2:.1f}\" y=\"{top + height + 16}\" font-size=\"11\" "
-                     f"text-anchor=\"middle\">{_e(subset)}</text>")
+        x_label = x0 + width_bar * len(runs) / 2
+        if turned:
+            parts.append(f"<text x=\"{x_label:.1f}\" y=\"{top + height + 14}\" font-size=\"11\" text-anchor=\"end\" "
+                         f"transform=\"rotate(-45 {x_label:.1f} {top + height + 14})\">{_e(subset)}</text>")
+        else:
+            parts.append(f"<text x=\"{x_label:.1f}\" y=\"{top + height + 16}\" font-size=\"11\" "
+                         f"text-anchor=\"middle\">{_e(subset)}</text>")
     parts.append("</svg>")
     return "".join(parts)
 
@@ -439,12 +541,13 @@ def html_page(record) -> str:
     measures = record["measures"]
     extra = _paper_measures(record)
     columns = [*measures, *extra]
-    best = {m: _best(record, m) for m in measures}
+    best = {m: best_runs(record, m) for m in measures}
     body = ["<p><a href=\"index.html\">All leaderboards</a> · <a href=\"reproduction.html\">Reproduction of the "
-            "papers</a></p>", f"<h1>Leaderboard: {_e(record['dataset'])}</h1>"]
+            "papers</a></p>", f"<h1>Leaderboard: {_e(record['dataset'])}</h1>", _html_sources_line(record)]
     if record["runs"]:
         body.append(f"<p>{record['queries']} judged queries. Sorted by {_e(record['primary'])}; click a column header "
-                    f"to sort. ↓ = lower is better. † = differs from the baseline <b>{_e(record['baseline'])}</b> "
+                    f"to sort. ↓ = lower is better. <b>Bold</b> = best (every run tied for it; none where all runs "
+                    f"tie). † = differs from the baseline <b>{_e(record['baseline'])}</b> "
                     f"(paired randomization test, Holm-corrected, p &lt; {ALPHA}). Rows in grey italics are the numbers "
                     f"{REPORTED_LABEL} ({_paper_link_html(record)}): never ranked or tested.</p>")
     else:
@@ -460,7 +563,7 @@ def html_page(record) -> str:
         paper_only = " paper-only" if m in extra else ""
         head.append(f"<th data-type=\"number\" data-order=\"{order}\" class=\"num{paper_only}\">"
                     f"{_e(_label_with_paper(record, m))}</th>")
-    head.append("<th data-type=\"text\">Date</th>")
+    head.append("<th data-type=\"text\" class=\"date\">Date</th>")
     rows = []
     for position, run in enumerate(record["runs"], start=1):
         system = _e(run["system"]) + (f" <span class=\"repro\">reproduces {_e(run['reproduces'])}</span>"
@@ -477,13 +580,13 @@ def html_page(record) -> str:
                 tip = (f" title=\"vs {_e(record['baseline'])}: diff {test['mean_diff']:+.4f}, 95% CI "
                        f"[{_num(ci[0])}, {_num(ci[1])}], p (randomization, Holm) {_num(test['p_randomization_holm'])}, "
                        f"n={test['n']}\"")
-            classes = "num best" if _is_best(record, value, best[m]) else "num"
+            classes = "num best" if run["name"] in best[m] else "num"
             data = "" if value is None else f"{value:.6f}"
             cells.append(f"<td class=\"{classes}\" data-value=\"{data}\"{tip}>{_num(value)}"
                          f"{'†' if _marker(run, m) else ''}</td>")
         for _measure in extra:
             cells.append("<td class=\"num\" data-value=\"\" title=\"not computed for the runs\">–</td>")
-        cells.append(f"<td>{_e(run['date'])}</td>")
+        cells.append(f"<td class=\"date\">{_e(run['date'])}</td>")
         rows.append(f"<tr data-run=\"{_e(run['name'])}\">" + "".join(cells) + "</tr>")
     if not rows:
         rows.append(f"<tr class=\"empty\"><td colspan=\"{len(columns) + 5}\">No contributed run yet.</td></tr>")
@@ -495,6 +598,7 @@ def html_page(record) -> str:
     if not record.get("reported"):
         body.append("<p class=\"note\">The benchmark's spec records no number of its paper "
                     f"({_paper_link_html(record)}) on this dataset.</p>")
+    body += _html_per_query(record)
     body += _html_reproductions(record)
     body += _html_subsets(record, sources)
     if sources:
@@ -503,19 +607,65 @@ def html_page(record) -> str:
     body += _html_doc_field(record)
     body += _html_negation(record)
     if record["runs"]:
-        body.append("<h2>Runs</h2>\n<ul>")
+        body.append("<h2>Runs</h2>\n<ul class=\"runs\">")
         for run in record["runs"]:
-            body.append(f"<li><code>{_e(run['path'])}</code>: {_e(run['system'])}; tag <code>{_e(run['tag'])}</code>"
+            links = run.get("links") or {}
+            files = (f"<a href=\"{_e(links['run'])}\">run file</a> · <a href=\"{_e(links['sidecar'])}\">sidecar</a>"
+                     if links else "")
+            details = "".join(f"<dt>{_e(label)}</dt><dd>{_html_first_stage(run) if label == 'first stage' else _e(text)}"
+                              "</dd>" for label, text in _provenance(run))
+            if run["command"]:
+                details += f"<dt>command</dt><dd><code>{_e(run['command'])}</code></dd>"
+            body.append(f"<li id=\"run-{_e(run['name'])}\"><code>{_e(run['path'])}</code>"
+                        + (f" ({files})" if files else "") + f": {_e(run['system'])}; tag <code>{_e(run['tag'])}</code>"
                         + (f"; model {_e(run['model'])}" if run["model"] else "")
                         + (f"; reproduces {_e(run['reproduces'])}" + (" (the authors' pipeline)"
                                                                        if run.get("authors_pipeline") else "")
                            if run.get("reproduces") else "")
                         + (f"; {run['queries_without_results']} queries without results"
                            if run["queries_without_results"] else "")
-                        + (f"<br><code>{_e(run['command'])}</code>" if run["command"] else "") + "</li>")
+                        + f"<dl class=\"provenance\">{details}</dl></li>")
         body.append("</ul>")
         body.append(f"<p class=\"note\">Significance: {_e(record['significance'])}.</p>")
+    body.append(f"<p class=\"note built\">{_e(_built_with(record))}</p>")
     return _page(f"Leaderboard: {record['dataset']}", "\n".join(body))
+
+
+def _html_sources_line(record) -> str:
+    paper = record.get("paper") or {}
+    parts = [f"Paper: {_paper_link_html(record)}" + (f" ({_e(paper['title'])})" if paper.get("title") else "")]
+    if record.get("data_url"):
+        parts.append(f"Data: <a href=\"{_e(record['data_url'])}\">{_e(record['data_url'])}</a>")
+    return "<p class=\"sources-line\">" + " · ".join(parts) + "</p>"
+
+
+def _html_first_stage(run) -> str:
+    first = run.get("first_stage") or {}
+    href = (run.get("links") or {}).get("first_stage")
+    text = f"<code>{_e(first.get('run') or '')}</code>"
+    return f"<a href=\"{_e(href)}\">{text}</a>" if href else text
+
+
+def _html_per_query(record) -> list[str]:
+    rows = _per_query_rows(record)
+    if not rows:
+        return []
+    measures = record["measures"]
+    head = "<th>Run</th>" + "".join(f"<th class=\"num\">{_e(_measure_label(record, m))}</th>" for m in measures)
+    body = []
+    for run, tests in rows:
+        cells = []
+        for m in measures:
+            test = tests.get(m)
+            title = (f" title=\"{test['wins']} queries better than {_e(record['baseline'])}, {test['losses']} worse, "
+                     f"{test['ties']} equal, of {test['n']}\"" if test and "wins" in test else "")
+            cells.append(f"<td class=\"num wlt\"{title}>{_wlt(test)}</td>")
+        body.append(f"<tr data-run=\"{_e(run['name'])}\"><td><code>{_e(run['name'])}</code></td>{''.join(cells)}</tr>")
+    return [f"<h2>Per query against the baseline {_e(record['baseline'])}</h2>",
+            "<p>Wins / losses / ties: the queries on which the run is better than the baseline, worse, or equal "
+            "(lower is better for ↓), among those where the measure has a value in both.</p>",
+            f"<table id=\"per-query\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body)
+            + "\n</tbody>\n</table>"]
 
 
 def _html_reproductions(record) -> list[str]:

@@ -22,7 +22,7 @@ from .._compat import jvm
 from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
-from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int
+from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int, tqdm_disable
 from .lucene_index import check_lucene_index, dataset_language, lucene_index, read_manifest
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
@@ -42,7 +42,7 @@ def pyserini_topic_order(query_ids) -> list[str]:
 def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.PathLike | None = None,
                 k1: float = BM25_DEFAULTS["k1"], b: float = BM25_DEFAULTS["b"], hits: int = BM25_DEFAULTS["hits"],
                 threads: int = 1, batch_size: int = 64, run_tag: str = "Anserini", command: str | None = None,
-                force: bool = False) -> dict:
+                force: bool = False, progress: bool | None = None) -> dict:
     """Rank the documents of ``dataset_id`` for each of its queries with BM25 and write a TREC run.
 
     The run's metadata sidecar (:mod:`negplugins.io.sidecars`) is written beside it.
@@ -68,6 +68,9 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     force : bool
         Replace an existing run that is committed or was not written by the suite
         (see :func:`negplugins.io.outputs.check_run_output`).
+    progress : bool, optional
+        Show a progress bar of the queries searched on standard error (as stock Pyserini does); by default
+        only when standard error is a terminal.
 
     Returns
     -------
@@ -97,14 +100,19 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
         searcher.set_language(language)
     searcher.set_bm25(k1, b)
 
-    def results():
+    from tqdm.auto import tqdm
+
+    def results(bar):
         for start in range(0, len(order), batch_size):
             batch = order[start:start + batch_size]
             found = searcher.batch_search([texts[q] for q in batch], batch, hits, threads)
             for query_id in batch:
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found[query_id]]
+            bar.update(len(batch))
 
-    lines = write_run(output, results(), run_tag)
+    with tqdm(total=len(order), desc=f"BM25 {dataset_id}", unit=" queries", disable=tqdm_disable(progress),
+              leave=False) as bar:
+        lines = write_run(output, results(bar), run_tag)
     parameters = {"k1": k1, "b": b, "hits": hits}
     write_metadata(output, dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
                    parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},

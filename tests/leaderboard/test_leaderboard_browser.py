@@ -197,3 +197,56 @@ def test_benchmark_report(driver, tmp_path, monkeypatch):
     assert "Paper BM25" in subsets.find_element(By.TAG_NAME, "thead").text
     exclusion = subsets.find_element(By.XPATH, ".//tr[td[1]='exclusion']")
     assert exclusion.find_elements(By.TAG_NAME, "td")[-1].text == "0.4"  # the paper's per-kind number
+
+
+def test_axis_labels_dates_and_run_links_as_laid_out(driver, tmp_path, trec):
+    """As the browser lays the page out: the chart's axis labels do not overlap (the demo's kinds, turned 45
+    degrees under three runs), a date stays on one line, and the run and sidecar links open the files."""
+    from selenium.webdriver.common.by import By
+
+    runs = tmp_path / "runs"
+    for name, ranking in RANKINGS.items():
+        path = trec(runs / "negplugins-demo" / f"{name}.trec", ranking)
+        write_metadata(path, dataset="negplugins-demo", runner="external", system=f"a long system name {name} " * 4,
+                       tag="t", parameters={})
+    build(runs, tmp_path / "out")
+    driver.set_window_size(700, 1200)  # a narrow window: the table's text columns wrap, the date must not
+    driver.get((tmp_path / "out" / "negplugins-demo.html").as_uri())
+    chart = driver.find_element(By.CSS_SELECTOR, "svg.chart")
+    axis = 10 + 160 + 4  # the chart's top margin, its plot height, and the 0.00 tick label's offset below it
+    labels = [t for t in chart.find_elements(By.TAG_NAME, "text") if float(t.get_attribute("y")) > axis]
+    assert [t.text for t in labels] == ["exclusion", "negation-pair", "and", "or", "not"]
+    # each label's box in its own (turned) frame, mapped to the page: four corners
+    corners = [driver.execute_script(
+        "const t = arguments[0], b = t.getBBox(), m = t.getScreenCTM();"
+        "return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]"
+        ".map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);", t) for t in labels]
+    for first, second in zip(corners, corners[1:]):
+        assert not _overlap(first, second), (first, second)
+    bottom = driver.execute_script("return arguments[0].getBoundingClientRect().bottom;", chart)
+    assert max(y for quad in corners for _, y in quad) <= bottom + 1  # the longest label is not cut off
+    date = driver.find_element(By.CSS_SELECTOR, "#leaderboard td.date")
+    assert date.value_of_css_property("white-space") == "nowrap"
+    lines = driver.execute_script("const r = document.createRange(); r.selectNodeContents(arguments[0]);"
+                                  "return r.getClientRects().length;", date)
+    assert lines == 1 and date.text.count("-") == 2  # 2026-11-24 on one line, though its row wraps its system
+    system = driver.find_element(By.CSS_SELECTOR, "#leaderboard tbody tr td:nth-child(2)")
+    assert driver.execute_script("const r = document.createRange(); r.selectNodeContents(arguments[0]);"
+                                 "return r.getClientRects().length;", system) > 1  # the window is narrow indeed
+    link = driver.find_element(By.CSS_SELECTOR, "ul.runs a[href$='.meta.json']")
+    driver.get(link.get_attribute("href"))
+    assert '"dataset": "negplugins-demo"' in driver.page_source
+
+
+def _overlap(a, b) -> bool:
+    """Whether two convex quadrilaterals (lists of 4 corners) overlap by more than a pixel (separating axes)."""
+    for quad in (a, b):
+        for i in range(4):
+            (x1, y1), (x2, y2) = quad[i], quad[(i + 1) % 4]
+            normal = (y2 - y1, x1 - x2)
+            length = (normal[0] ** 2 + normal[1] ** 2) ** 0.5 or 1.0
+            pa = [(x * normal[0] + y * normal[1]) / length for x, y in a]
+            pb = [(x * normal[0] + y * normal[1]) / length for x, y in b]
+            if max(pa) <= min(pb) + 1 or max(pb) <= min(pa) + 1:
+                return False
+    return True

@@ -215,11 +215,13 @@ def _html_best(text, measure_index):
     return marked
 
 
-def test_best_is_the_smallest_for_lower_is_better_and_every_tied_run(tmp_path, trec):
+def test_best_is_the_smallest_for_lower_is_better_and_every_tied_run_but_not_an_all_tie(tmp_path, trec):
     """q01 only (d01 its positive, d02 its negative): a ranks [d01, d02], b [d01], c [d02, d01].
 
     By hand: NegRecall@10 (lower is better) a 1/20, b 0, c 1/20, so only b is best; RR@10 a 1/21 = b 1/21 > c,
-    a tie: both a and b are marked; PairedAcc is 0 for all three (no pair ranked), so all three are.
+    a tie for best: both a and b are marked; PairedAcc is 0 for all three (no pair ranked): a column where every
+    run ties has no best, so none is marked (Markdown, HTML and the LaTeX of negplugins evaluate agree,
+    tests/evaluation/test_evaluate_outputs.py).
     """
     root = tmp_path / "runs"
     for name, ranking in (("a", {"q01": ["d01", "d02"]}), ("b", {"q01": ["d01"]}), ("c", {"q01": ["d02", "d01"]})):
@@ -230,23 +232,26 @@ def test_best_is_the_smallest_for_lower_is_better_and_every_tied_run(tmp_path, t
     markdown = (tmp_path / "out" / "negplugins-demo.md").read_text()
     assert _markdown_cells(markdown, "NegRecall@10 ↓") == {"a": "0.0500", "b": "**0.0000**", "c": "0.0500"}
     assert _markdown_cells(markdown, "RR@10") == {"a": "**0.0476**", "b": "**0.0476**", "c": "0.0238"}
-    assert _markdown_cells(markdown, "PairedAcc") == {"a": "**0.0000**", "b": "**0.0000**", "c": "**0.0000**"}
+    assert _markdown_cells(markdown, "PairedAcc") == {"a": "0.0000", "b": "0.0000", "c": "0.0000"}
     html = (tmp_path / "out" / "negplugins-demo.html").read_text()
     measures = record["measures"]
     assert _html_best(html, measures.index("NegRecall@10")) == {"a": False, "b": True, "c": False}
     assert _html_best(html, measures.index("RR@10")) == {"a": True, "b": True, "c": False}
+    assert _html_best(html, measures.index("PairedAcc")) == {"a": False, "b": False, "c": False}
 
 
 def test_values_that_show_the_same_are_both_marked_best():
     """A tie is judged on the value as shown (4 decimals): 0.58552 and 0.58548 both read 0.5855."""
-    from negplugins.leaderboard.render import _best, _is_best
+    from negplugins.leaderboard.render import best_runs
 
-    record = {"runs": [{"overall": {"m": 0.58552}}, {"overall": {"m": 0.58548}}, {"overall": {"m": 0.5854}}],
+    record = {"runs": [{"name": "a", "overall": {"m": 0.58552}}, {"name": "b", "overall": {"m": 0.58548}},
+                       {"name": "c", "overall": {"m": 0.5854}}, {"name": "d", "overall": {"m": None}}],
               "lower_is_better": []}
-    best = _best(record, "m")
-    assert best == 0.58552
-    assert [_is_best(record, r["overall"]["m"], best) for r in record["runs"]] == [True, True, False]
+    assert best_runs(record, "m") == {"a", "b"}
     record["lower_is_better"] = ["m"]
-    best = _best(record, "m")
-    assert best == 0.5854
-    assert [_is_best(record, r["overall"]["m"], best) for r in record["runs"]] == [False, False, True]
+    assert best_runs(record, "m") == {"c"}
+    # every run with a value shows the same (0.5855): no best; a single run: no best
+    record["runs"] = record["runs"][:2] + record["runs"][3:]
+    assert best_runs(record, "m") == set()
+    record["runs"] = record["runs"][:1]
+    assert best_runs(record, "m") == set()

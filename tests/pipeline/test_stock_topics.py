@@ -1,0 +1,118 @@
+"""Stock Pyserini's ``--topics`` takes the suite's dataset ids as topic names (``--topics comlq``)."""
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from negplugins._compat import pyserini_topics, upstream
+from negplugins._compat.upstream import UpstreamChangedWarning
+from negplugins.cli import main
+from negplugins.io.topics import is_topic_name, write_topics
+from negplugins.runners import lucene_index as index
+
+pytestmark = pytest.mark.java
+
+DEMO = "negplugins-demo"
+
+
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory):
+    path, built = index.lucene_index(DEMO, tmp_path_factory.mktemp("idx") / "demo")
+    assert built
+    return path
+
+
+@pytest.fixture(scope="module")
+def pyserini_search():
+    """``pyserini.search`` imported in this process: the import hook has wrapped its ``get_topics``."""
+    from negplugins._compat import jvm
+
+    jvm.configure()
+    import pyserini.search
+
+    pyserini_topics.install()  # what the hook does; a no-op when it already has
+    return pyserini.search
+
+
+def _stock(command, index_dir, output, **env):
+    result = subprocess.run([*command, "--index", str(index_dir), "--topics", DEMO, "--bm25", "--output", str(output)],
+                            capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return output.read_bytes()
+
+
+@pytest.mark.parametrize("command, env", [
+    ([sys.executable, "-m", "pyserini.search.lucene"], {}),  # the import hook
+    ([str(Path(sys.executable).parent / "negplugins-pyserini"), "search.lucene"], {"NEGPLUGINS_AUTOLOAD": "0"}),
+], ids=["python-m-pyserini", "negplugins-pyserini-hook-off"])
+def test_stock_pyserini_with_a_topic_name_writes_the_suites_run(demo_index, tmp_path, command, env):
+    if not Path(command[0]).exists():
+        pytest.skip(f"{command[0]} is not installed")
+    stock = _stock(command, demo_index, tmp_path / "stock.trec", **env)
+    ours = tmp_path / "ours.trec"
+    assert main(["search", "bm25", DEMO, "--index", str(demo_index), "--output", str(ours)]) == 0
+    assert ours.read_bytes() == stock
+    # 21 demo queries, each with at least one hit; the suite's run is checked against stock Pyserini reading the
+    # topic file in test_lucene_bm25.py, so the name and the file give the same bytes
+    assert len({line.split()[0] for line in stock.decode().splitlines()}) == 21
+
+
+def test_a_topic_name_gives_what_pyserini_reads_from_the_topic_file(pyserini_search, tmp_path):
+    from pyserini.query_iterator import DefaultQueryIterator
+
+    path, count = write_topics(DEMO, tmp_path / "demo.tsv")
+    from_file = DefaultQueryIterator.from_topics(str(path))
+    from_name = DefaultQueryIterator.from_topics(DEMO)
+    assert from_name.topics == from_file.topics and from_name.order == from_file.order
+    assert len(from_name) == count == 21
+    assert from_name.topics["q02"] == {"title": "Structures designed by Gustave Eiffel, excluding the Statue of "
+                                                "Liberty"}
+
+
+@pytest.mark.realdata
+def test_comlq_names_give_what_pyserini_reads_from_the_topic_files(pyserini_search, comlq_mirror, tmp_path):
+    from pyserini.query_iterator import DefaultQueryIterator
+
+    for dataset_id, expected in (("comlq", 2909), ("comlq/negation", 984)):
+        path, count = write_topics(dataset_id, tmp_path / "topics.tsv", force=True)
+        from_file = DefaultQueryIterator.from_topics(str(path))
+        from_name = DefaultQueryIterator.from_topics(dataset_id)
+        assert count == expected == len(from_name)
+        # Pyserini makes integer ids of ComLQ's "0", "1", ... and orders them numerically
+        assert from_name.topics == from_file.topics and from_name.order == from_file.order
+        assert all(isinstance(query_id, int) for query_id in from_name.order)
+
+
+def test_other_names_go_to_pyserini_unchanged(pyserini_search):
+    assert is_topic_name("comlq/negation") and is_topic_name(DEMO) and not is_topic_name("msmarco-passage-dev-subset")
+    with pytest.raises(ValueError, match="^Topic no-such-topics Not Found$"):  # Pyserini's own message
+        pyserini_search.get_topics("no-such-topics")
+    assert pyserini_search.get_topics._negplugins_original is pyserini_search._base.get_topics._negplugins_original
+
+
+def test_a_dataset_without_queries_names_those_with(pyserini_search):
+    with pytest.raises(ValueError, match="dataset 'excluir' has no queries: use excluir/test"):
+        pyserini_search.get_topics("excluir")
+
+
+def test_a_moved_get_topics_is_named_and_the_rest_is_wrapped(pyserini_search, monkeypatch):
+    import pyserini.query_iterator
+
+    base = pyserini_search._base
+    for module in (base, pyserini_search, pyserini.query_iterator):  # put back what install() replaces
+        monkeypatch.setattr(module, "get_topics", module.get_topics)
+    monkeypatch.setattr(upstream, "_checked", {})
+    monkeypatch.delattr(base, "get_topics")
+    monkeypatch.setattr(pyserini_search, "get_topics", pyserini_search.get_topics._negplugins_original)
+    with pytest.warns(UpstreamChangedWarning, match=r"pyserini \S+: pyserini\.search\._base\.get_topics is not where "
+                                                    r".*--topics does not know the suite's dataset ids"):
+        wrapped = pyserini_topics.install()
+    assert "pyserini.search._base" not in wrapped and "pyserini.search" in wrapped
+    assert pyserini_search.get_topics(DEMO)["q01"]["title"].startswith("Which programming language")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UpstreamChangedWarning)
+        assert pyserini_topics.install() == wrapped  # checked once per process, wrapped once
