@@ -89,7 +89,7 @@ class _SpaceCheckedStore(PickleLz4FullStore):
         if not self.built() and self._estimate is not None:
             needed = self._estimate()
             if needed is not None:
-                check_free_space(Path(self.path).parent, needed, self._what)
+                check_free_space(Path(self.path), needed, self._what)
         return super().build()
 
 
