@@ -11,24 +11,31 @@ Where a file comes from
     network. Otherwise it is fetched from its pinned URL.
 
 What is checked
-    The file is copied into the ir_datasets cache (``$IR_DATASETS_HOME/<benchmark>/``) through a
-    temporary file; its size, MD5 and SHA-256 are compared with the known values before the temporary
-    file is renamed into place. A truncated or altered file raises :class:`ChecksumError` naming the
-    file and both values, and leaves nothing in the cache, so a retry after fixing the source needs no
-    clean-up. Where no checksum is published, the SHA-256 seen at the first successful download is
-    recorded in ``$IR_DATASETS_HOME/ir_datasets_ext.hashes.json`` and every later download of that
-    file must match it (trust on first use).
+    A mirror file is used in place, never copied: its size, MD5 and SHA-256 are compared with the known
+    values, and once it verifies ``path()`` returns the mirror file itself (a corpus of 14 GB costs no
+    second 14 GB in the cache). A file fetched from its URL is copied into the ir_datasets cache
+    (``$IR_DATASETS_HOME/<benchmark>/``) through a temporary file, checked the same way before the
+    temporary file is renamed into place, after a check that the cache's disk has room for it
+    (:func:`ir_datasets_ext.disk.check_free_space`, where the size is known). A truncated or altered file
+    raises :class:`ChecksumError` naming the file and both values, and leaves nothing in the cache, so a
+    retry after fixing the source needs no clean-up. Where no checksum is published, the SHA-256 seen at
+    the first successful verification is recorded in ``$IR_DATASETS_HOME/ir_datasets_ext.hashes.json``
+    and every later verification of that file must match it (trust on first use).
 
-After the download
-    A verified file gets a stamp beside it (``.<file>.verified``: size, modification time and
-    SHA-256). Every use compares the file's size and modification time with the stamp (one
-    ``stat``); when they differ, or the stamp is missing, the checksum is computed again. A cached
-    file damaged after its verification is fetched again from the mirror or the URL; if that fails
-    the error names the damaged file to delete.
+After the verification
+    A verified file gets a stamp in the cache (``.<file>.verified`` beside where the cached copy would
+    be: size, modification time and SHA-256, and ``source``, the mirror file, when the file is used in
+    place). Every use compares the file's size and modification time with the stamp (one ``stat``);
+    when they differ, or the stamp is missing or names another file, the checksum is computed again. A
+    cached copy damaged after its verification is replaced (by the mirror file in place, or fetched
+    again from the URL); if that fails the error names the damaged file to delete. A mirror file changed
+    after its verification is verified again, and refused if it no longer matches. Cached files and
+    stamps get the permissions of a plain ``open()`` (``0666`` less the umask), as stock ir_datasets'
+    cache, so a lab can share one ``IR_DATASETS_HOME``.
 
 Interrupted copies
     A copy is written to ``<file>.<pid>.<random>.tmp``. Temporaries left by processes that no longer
-    run (a killed copy) are removed by the next fetch; those of a live process are left alone.
+    run (a killed copy) are removed by the next use of the file; those of a live process are left alone.
 
 Nothing is fetched when a dataset is registered: only ``path()`` and ``stream()`` download.
 """
@@ -44,6 +51,8 @@ import tempfile
 from pathlib import Path
 
 import ir_datasets
+
+from .disk import check_free_space, give_usual_permissions
 
 __all__ = [
     "MIRROR_ENV",
@@ -197,46 +206,94 @@ class VerifiedDownload:
         return target.with_name(f".{target.name}.verified")
 
     def path(self, force=True) -> Path:
-        """Local path of the verified file, fetching it first when ``force`` and not cached.
+        """Local path of the verified file: the mirror file itself, or the copy in the cache.
 
-        A cached file is checked on every call: size and modification time against its stamp, and
-        its checksum again when they changed; a damaged file is fetched again.
+        With a mirror, the mirror file is verified in place (once; later calls compare its size and
+        modification time with the stamp) and returned; a copy already in the cache (fetched from the
+        URL earlier) is used while it verifies. Without a mirror the file is fetched into the cache
+        when ``force`` and not cached yet. A damaged cached copy is replaced.
 
         Raises
         ------
         ChecksumError
-            The cached file is damaged and cannot be fetched again (the message names it).
+            The file (mirror or cached copy) does not match, and no good copy can be had (the message
+            names the file).
         DownloadError
-            The file cannot be fetched.
+            The file cannot be fetched (not in the mirror, network failure).
+        ir_datasets_ext.disk.DiskSpaceError
+            The cache's disk has no room for the copy.
         """
         target = self.cache_path
+        mirror_file = self.mirror_path()
         if not force:
-            return target
+            return mirror_file if mirror_file is not None and mirror_file.is_file() else target
         if target.exists():
             damage = self._damage(target)
             if damage is None:
                 return target
             try:
+                if mirror_file is not None and mirror_file.is_file():
+                    self._verify_in_place(mirror_file)
+                    target.unlink(missing_ok=True)  # the damaged copy gives way to the verified mirror file
+                    return mirror_file
                 self._fetch(target)
             except DownloadError as error:
                 raise ChecksumError(f"{target}: the cached copy of {self.benchmark}/{self.file} is damaged "
                                     f"({damage}) and cannot be fetched again ({error}); delete {target} and "
                                     f"retry once the source is reachable") from None
             return target
+        if mirror_file is not None:
+            self._verify_in_place(mirror_file)
+            return mirror_file
         self._fetch(target)
         return target
+
+    def _verify_in_place(self, mirror_file: Path) -> None:
+        """Verify the mirror file where it is, unless its stamp says it was verified as it is now.
+
+        Raises
+        ------
+        DownloadError
+            The mirror has no such file.
+        ChecksumError
+            Its size or checksum is not the expected one (nothing is recorded then).
+        """
+        if not mirror_file.is_file():
+            raise DownloadError(
+                f"{mirror_file}: not found; {MIRROR_ENV}={mirror_root()} is set, so "
+                f"{self.benchmark}/{self.file} is read from there (originally {self.url})")
+        remove_stale_temporaries(self.cache_path)  # a copy an earlier version of the suite left half-way
+        source = str(mirror_file.absolute())
+        info = mirror_file.stat()
+        if self.size is not None and info.st_size != self.size:
+            raise ChecksumError(
+                f"{mirror_file}: {info.st_size:,} bytes, expected {self.size:,} for {self.benchmark}/{self.file} "
+                f"(truncated or a different version?)")
+        stamp = self._read_stamp()
+        if stamp.get("source") == source and stamp.get("size") == info.st_size \
+                and stamp.get("mtime_ns") == info.st_mtime_ns:
+            return
+        size, md5, sha256 = _file_digests(mirror_file)
+        self._verify(str(mirror_file), size, md5, sha256)
+        # the stat taken before reading: a file changed while it was read no longer matches its stamp
+        _write_small_json(self.stamp_path, {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "sha256": sha256,
+                                            "source": source})
+
+    def _read_stamp(self) -> dict:
+        try:
+            stamp = json.loads(self.stamp_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return stamp if isinstance(stamp, dict) else {}
 
     def _damage(self, target: Path) -> str | None:
         """Why the cached ``target`` is not the verified file, or ``None`` when it is."""
         info = target.stat()
         if self.size is not None and info.st_size != self.size:
             return f"{info.st_size:,} bytes, expected {self.size:,}"
-        try:
-            stamp = json.loads(self.stamp_path.read_text(encoding="utf-8"))
-            if stamp.get("size") == info.st_size and stamp.get("mtime_ns") == info.st_mtime_ns:
-                return None
-        except (OSError, ValueError, AttributeError):
-            pass  # no stamp (a cache of an older version) or a damaged one: verify the bytes
+        stamp = self._read_stamp()  # none (a cache of an older version) or a damaged one: verify the bytes
+        if "source" not in stamp and stamp.get("size") == info.st_size and stamp.get("mtime_ns") == info.st_mtime_ns:
+            return None
         size, md5, sha256 = _file_digests(target)
         try:
             self._verify(str(target), size, md5, sha256)
@@ -287,6 +344,8 @@ class VerifiedDownload:
     def _fetch(self, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(target)
+        if self.size is not None:
+            check_free_space(target.parent, self.size, f"the download of {self.benchmark}/{self.file}")
         fd, tmp_name = tempfile.mkstemp(prefix=f"{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
         tmp = Path(tmp_name)
         try:
@@ -298,6 +357,7 @@ class VerifiedDownload:
                     sha256.update(chunk)
                     size += len(chunk)
             self._verify(origin, size, md5.hexdigest(), sha256.hexdigest())
+            give_usual_permissions(tmp)  # mkstemp makes 0600: readable by the group and others, as ir_datasets'
             os.replace(tmp, target)
             self._write_stamp(target, sha256.hexdigest())
         finally:

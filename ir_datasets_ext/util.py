@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import pkgutil
+from pathlib import Path
 from typing import Any, Iterator
 
 import ir_datasets
@@ -13,6 +14,9 @@ from ir_datasets.formats import BaseDocs
 from ir_datasets.indices import DEFAULT_DOCSTORE_OPTIONS, PickleLz4FullStore
 from ir_datasets.util import PackageDataFile
 from ir_datasets.util.metadata import MetadataComponent, MetadataProvider
+
+from .disk import check_free_space
+from .download import VerifiedDownload
 
 __all__ = ["Documentation", "FormatError", "iter_jsonl", "iter_json_array", "iter_json_object_items", "require_fields",
            "StoredDocs", "register", "METADATA"]
@@ -65,14 +69,39 @@ def require_fields(record: dict, fields: tuple[str, ...], source: str, position:
                 f"{source}:{position}: field {field!r} is {type(record[field]).__name__}, expected {expected}")
 
 
+#: Docstore bytes per byte of the source file, an upper bound: ir_datasets' lz4 pickles of the synthetic
+#: BoolQuestions corpus of ``benchmarks/bench_scale.py`` take 0.93x its ``corpus.jsonl``; lz4 of short
+#: passages saves little, and the pickle and the doc id index add per-document bytes.
+DOCSTORE_SIZE_RATIO = 1.1
+#: Added to every docstore estimate (file system blocks, the lookup index of a small corpus).
+DOCSTORE_SIZE_MARGIN = 16 << 20
+
+
+class _SpaceCheckedStore(PickleLz4FullStore):
+    """ir_datasets' docstore, which first checks that its folder's disk has room for the build."""
+
+    def __init__(self, *args, estimate=None, what="the docstore", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._estimate = estimate
+        self._what = what
+
+    def build(self):
+        if not self.built() and self._estimate is not None:
+            needed = self._estimate()
+            if needed is not None:
+                check_free_space(Path(self.path), needed, self._what)
+        return super().build()
+
+
 class StoredDocs(BaseDocs):
     """The documents of one corpus: streamed by ``docs_iter``, looked up through a docstore.
 
     Subclasses implement ``docs_iter`` (with ``ir_datasets.util.use_docstore``, so that iteration reads the
     docstore once it exists). The rest is shared: the docstore under
-    ``$IR_DATASETS_HOME/<store>/docs.pklz4``, built on the first lookup; ``docs_count`` from it once built
-    (before that ir_datasets answers from ``etc/metadata.json`` where a count is recorded); the namespace
-    and the language.
+    ``$IR_DATASETS_HOME/<store>/docs.pklz4``, built on the first lookup, after a check that its disk has
+    room for it (:meth:`docs_source_size` times :data:`DOCSTORE_SIZE_RATIO`, when the source's size is
+    known); ``docs_count`` from it once built (before that ir_datasets answers from ``etc/metadata.json``
+    where a count is recorded); the namespace and the language.
 
     Parameters
     ----------
@@ -99,8 +128,23 @@ class StoredDocs(BaseDocs):
     def docs_cls(self):
         return self._docs_cls
 
+    def docs_source_size(self) -> int | None:
+        """Bytes of the file the documents are read from, or ``None`` when not known without reading it.
+
+        The default knows a ``_streamer`` that is a :class:`~ir_datasets_ext.download.VerifiedDownload` (one
+        file, verified, then measured); subclasses with other sources override it.
+        """
+        streamer = getattr(self, "_streamer", None)
+        if isinstance(streamer, VerifiedDownload):
+            return streamer.path().stat().st_size
+        return None
+
+    def _docstore_estimate(self) -> int | None:
+        size = self.docs_source_size()
+        return None if size is None else int(size * DOCSTORE_SIZE_RATIO) + DOCSTORE_SIZE_MARGIN
+
     def docs_store(self, field="doc_id", options=DEFAULT_DOCSTORE_OPTIONS):
-        return PickleLz4FullStore(
+        return _SpaceCheckedStore(
             path=f"{ir_datasets.util.home_path() / self._store}/docs.pklz4",
             init_iter_fn=self.docs_iter,
             data_cls=self._docs_cls,
@@ -108,6 +152,8 @@ class StoredDocs(BaseDocs):
             index_fields=["doc_id"],
             count_hint=self._count_hint,
             options=options,
+            estimate=self._docstore_estimate,
+            what=f"the docstore of {self._namespace}",
         )
 
     def docs_count(self):

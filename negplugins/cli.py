@@ -10,7 +10,7 @@ check (``validate`` also takes its old ``--no-documents``). Old spellings are ac
 ``--help``.
 
 Errors: a value out of range (:mod:`negplugins.options`), a usage mistake or any error a user can fix
-(:class:`~negplugins.errors.UserError`, a failed download, a malformed data file) is printed as one
+(:class:`~negplugins.errors.UserError`, a failed download, a full disk, a malformed data file) is printed as one
 line, ``negplugins: error: ...``, with exit status 2 (commands that document it exit 1 for an invalid
 run or contribution). Anything else is a bug in the suite: one line ``negplugins: internal error: ...``
 and exit status 1, or, with ``-v`` (accepted anywhere on the command line), the full traceback.
@@ -318,6 +318,7 @@ def _main(argv) -> int:
     args = parser.parse_args(argv)
     if not args.verbose:
         _quiet_logs()
+    from ir_datasets_ext.disk import DiskSpaceError
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError
 
@@ -325,7 +326,7 @@ def _main(argv) -> int:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return status
-    except (UserError, DownloadError, FormatError) as error:
+    except (UserError, DownloadError, DiskSpaceError, FormatError) as error:
         print(f"{_PROG}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

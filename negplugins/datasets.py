@@ -209,6 +209,19 @@ def iter_docs_for_indexing(dataset) -> Iterator[tuple[str, str]]:
         yield doc.doc_id, document_text(doc)
 
 
+def docs_source_size(dataset) -> int | None:
+    """Bytes of the file a dataset's documents are read from, when its documents say so without reading it.
+
+    The datasets of the suite (:class:`ir_datasets_ext.util.StoredDocs`) tell the size of their corpus file;
+    other datasets give ``None``. Used to estimate the disk space an index of the documents takes.
+    """
+    try:
+        size = getattr(dataset.docs_handler(), "docs_source_size", None)
+    except (AttributeError, NotImplementedError):
+        return None
+    return size() if callable(size) else None
+
+
 def whole_dataset_id(dataset_id: str) -> str | None:
     """The nearest registered dataset id above ``dataset_id`` (``comlq/pni`` -> ``comlq``), or None."""
     parts = dataset_id.split("/")

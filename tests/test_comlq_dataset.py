@@ -113,7 +113,8 @@ def test_truncated_mirror_file_is_rejected_and_a_retry_works(shared_data, tmp_pa
     assert not cache.exists() or not any(cache.iterdir()), "nothing may be left in the cache"
     mirror_file.write_bytes(real)
     assert sum(1 for _ in ir_datasets.load("comlq").queries_iter()) == 2909
-    assert hashlib.md5((cache / "dataset.zip").read_bytes()).hexdigest() == "cefc6d391dc416546fdddb0f217c4c7c"
+    assert hashlib.md5(mirror_file.read_bytes()).hexdigest() == "cefc6d391dc416546fdddb0f217c4c7c"
+    assert not (cache / "dataset.zip").exists()  # the verified mirror file is read in place
 
 
 def test_altered_mirror_file_is_rejected(shared_data, tmp_path, monkeypatch, isolated_ir_datasets_home):
@@ -122,7 +123,8 @@ def test_altered_mirror_file_is_rejected(shared_data, tmp_path, monkeypatch, iso
     _mirror_with(tmp_path, monkeypatch, bytes(real))
     with pytest.raises(ChecksumError, match="md5 .* expected cefc6d391dc416546fdddb0f217c4c7c"):
         next(ir_datasets.load("comlq").docs_iter())
-    assert not any((isolated_ir_datasets_home / "comlq").iterdir())
+    cache = isolated_ir_datasets_home / "comlq"
+    assert not cache.exists() or not any(cache.iterdir()), "nothing may be left in the cache"
 
 
 def test_missing_mirror_file_names_the_expected_path(tmp_path, monkeypatch):
@@ -131,10 +133,14 @@ def test_missing_mirror_file_names_the_expected_path(tmp_path, monkeypatch):
         next(ir_datasets.load("comlq").queries_iter())
 
 
-def test_cached_copy_is_used_without_the_mirror(comlq_mirror, monkeypatch):
+def test_mirror_file_is_read_in_place(comlq_mirror, monkeypatch, isolated_ir_datasets_home):
     assert sum(1 for _ in ir_datasets.load("comlq").qrels_iter()) == 4601
+    assert not (isolated_ir_datasets_home / "comlq" / "dataset.zip").exists()  # no copy: the mirror file is used
+    assert sum(1 for _ in ir_datasets.load("comlq").qrels_iter()) == 4601  # verified once, stamped
+    # with no copy in the cache the mirror must stay there: a moved mirror is named in the error
     monkeypatch.setenv(ir_datasets_ext.MIRROR_ENV, "/nonexistent-mirror")
-    assert sum(1 for _ in ir_datasets.load("comlq").qrels_iter()) == 4601
+    with pytest.raises(DownloadError, match=r"/nonexistent-mirror/comlq/dataset\.zip: not found"):
+        sum(1 for _ in ir_datasets.load("comlq").qrels_iter())
 
 
 def test_recorded_counts_match_the_release(comlq_mirror):

@@ -1,9 +1,14 @@
-"""VerifiedDownload: mirror layout, checksums, trust on first use, atomic cache writes."""
+"""VerifiedDownload: mirror layout, mirror files used in place, checksums, trust on first use, atomic cache writes."""
 
+import contextlib
 import hashlib
+import io
+import json
+import os
 
 import pytest
 
+from ir_datasets_ext import download as download_module
 from ir_datasets_ext.download import ChecksumError, DownloadError, VerifiedDownload
 
 
@@ -20,15 +25,69 @@ def _write(mirror, content: bytes):
     return path
 
 
-def test_mirror_file_is_verified_and_cached(mirror, isolated_ir_datasets_home):
+def _cache_files(home):
+    return sorted(p.relative_to(home).as_posix() for p in home.rglob("*") if p.is_file())
+
+
+def _later_mtime(path, seconds):
+    """Give ``path`` a modification time ``seconds`` later, as a real edit gets (coarse clocks may repeat one)."""
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + seconds * 10**9))
+
+
+def test_mirror_file_is_verified_and_used_in_place(mirror, isolated_ir_datasets_home, monkeypatch):
     content = b"hello\n"
-    _write(mirror, content)
+    source = _write(mirror, content)
     download = _download(md5=hashlib.md5(content).hexdigest(), sha256=hashlib.sha256(content).hexdigest(), size=6)
     path = download.path()
-    assert path == isolated_ir_datasets_home / "bench" / "sub" / "data.txt"
-    assert path.read_bytes() == content
+    assert path == source  # the mirror file itself: no second copy of a corpus in the cache
     with download.stream() as f:
         assert f.read() == content
+    assert _cache_files(isolated_ir_datasets_home) == ["bench/sub/.data.txt.verified"]
+    stamp = json.loads(download.stamp_path.read_text())
+    assert stamp == {"size": 6, "mtime_ns": source.stat().st_mtime_ns, "sha256": hashlib.sha256(content).hexdigest(),
+                     "source": str(source)}
+
+    # verified once: later uses compare size and modification time with the stamp, without reading the file
+    reads = []
+    real = download_module._file_digests
+    monkeypatch.setattr(download_module, "_file_digests", lambda p: (reads.append(p), real(p))[1])
+    assert download.path() == source and reads == []
+
+    # changed after its verification: read again, refused, and nothing is cached
+    source.write_bytes(b"HELLO\n")
+    _later_mtime(source, 1)
+    with pytest.raises(ChecksumError, match=rf"{source}: md5 .* expected"):
+        download.path()
+    assert reads == [source]
+    assert _cache_files(isolated_ir_datasets_home) == ["bench/sub/.data.txt.verified"]
+    source.write_bytes(content)
+    _later_mtime(source, 2)
+    assert download.path() == source and download.path().read_bytes() == content
+
+
+def test_a_good_cached_copy_is_used_and_a_damaged_one_gives_way_to_the_mirror(mirror, isolated_ir_datasets_home,
+                                                                               monkeypatch):
+    content = b"hello\n"
+    checks = dict(sha256=hashlib.sha256(content).hexdigest(), size=6)
+
+    class Remote:  # the pinned URL, fetched into the cache when there is no mirror
+        def __init__(self, url):
+            pass
+
+        @contextlib.contextmanager
+        def stream(self):
+            yield io.BytesIO(content)
+
+    monkeypatch.delenv("IR_DATASETS_EXT_MIRROR")
+    cached = _download(source=Remote, **checks).path()
+    assert cached == isolated_ir_datasets_home / "bench" / "sub" / "data.txt" and cached.read_bytes() == content
+    monkeypatch.setenv("IR_DATASETS_EXT_MIRROR", str(mirror))
+    source = _write(mirror, content)
+    assert _download(**checks).path() == cached  # a verified copy already in the cache is used
+    cached.write_bytes(b"HELLO\n")
+    assert _download(**checks).path() == source  # a damaged one is removed, the mirror file used in place
+    assert _cache_files(isolated_ir_datasets_home) == ["bench/sub/.data.txt.verified"]
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -37,22 +96,23 @@ def test_mirror_file_is_verified_and_cached(mirror, isolated_ir_datasets_home):
     ("sha256", "f" * 64, "sha256 .* expected f{64}"),
 ])
 def test_mismatch_leaves_nothing_in_the_cache(mirror, isolated_ir_datasets_home, field, value, message):
-    _write(mirror, b"hello\n")
-    with pytest.raises(ChecksumError, match=message):
+    source = _write(mirror, b"hello\n")
+    with pytest.raises(ChecksumError, match=f"{source}: {message}"):
         _download(**{field: value}).path()
-    assert list((isolated_ir_datasets_home / "bench" / "sub").iterdir()) == []
+    assert _cache_files(isolated_ir_datasets_home) == []
 
 
 def test_trust_on_first_use(mirror, isolated_ir_datasets_home):
     source = _write(mirror, b"version 1\n")
     download = _download()
-    download.path()
-    download.cache_path.unlink()  # a later re-download must match the recorded hash
-    source.write_bytes(b"version 2\n")
+    assert download.path() == source
+    source.write_bytes(b"version 2\n")  # a later verification must match the recorded hash
+    _later_mtime(source, 1)
     with pytest.raises(ChecksumError, match="was recorded at the first download"):
         _download().path()
     assert not download.cache_path.exists()
     source.write_bytes(b"version 1\n")
+    _later_mtime(source, 2)
     assert _download().path().read_bytes() == b"version 1\n"
 
 

@@ -26,6 +26,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..benchmark import Benchmark, register_benchmark
+from ..disk import check_free_space, give_usual_permissions
 from ..download import VerifiedDownload
 from ..util import Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register, require_fields
 from .dureader_retrieval_reported import REPORTED
@@ -166,6 +167,7 @@ class BaselineExtract:
                     found[key] = member.name
                     out_path = tmp / key
                     out_path.parent.mkdir(parents=True, exist_ok=True)
+                    check_free_space(tmp, member.size, f"{member.name} of {TARBALL}")
                     with tar.extractfile(member) as src, open(out_path, "wb") as out:
                         shutil.copyfileobj(src, out, 1 << 20)
                     if len(found) == len(MEMBERS):
@@ -176,6 +178,7 @@ class BaselineExtract:
                 raise FormatError(
                     f"{TARBALL}: member(s) not found (directly or below one leading folder): {expected}. "
                     f"First members of the tarball: {', '.join(seen) or 'none'}")
+            give_usual_permissions(tmp, recursive=True)  # mkdtemp makes 0700: shared as ir_datasets' cache
             os.replace(tmp, target)
         finally:
             if tmp.exists():
@@ -214,6 +217,10 @@ class DuReaderCollection(StoredDocs):
     def __init__(self, extract: BaselineExtract):
         super().__init__(DuReaderDoc, store=f"{BENCHMARK}/docs-full", namespace=NAME, lang="zh", count_hint=8096668)
         self._extract = extract
+
+    def docs_source_size(self) -> int:
+        """Bytes of the collection's parts (extracted from the tarball first when needed)."""
+        return sum(self._extract.path(part).stat().st_size for part in PARTS)
 
     @ir_datasets.util.use_docstore
     def docs_iter(self):

@@ -68,6 +68,11 @@ class DemoDocs(StoredDocs):
         super().__init__(DemoDoc, store=NAME, namespace=NAME, count_hint=36)
         self._streamer = streamer
 
+    def docs_source_size(self) -> int:
+        """Bytes of the packaged ``docs.jsonl``."""
+        with self._streamer.stream() as stream:
+            return len(stream.read())
+
     @ir_datasets.util.use_docstore
     def docs_iter(self):
         with self._streamer.stream() as stream:

@@ -38,7 +38,7 @@ from typing import Callable, Iterable
 from ..errors import UserError
 
 __all__ = ["MARKER", "OutputError", "atomic_writer", "atomic_directory", "scratch_directory", "output_lock",
-           "check_file_output", "check_folder_output", "write_marker", "same_file"]
+           "check_file_output", "check_folder_output", "check_free_space", "write_marker", "same_file"]
 
 #: File written into every folder the suite creates: ``{"written_by": "negplugins", "files": [...]}``.
 MARKER = "negplugins-output.json"
@@ -54,9 +54,29 @@ class OutputError(UserError):
 
 
 def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    from ir_datasets_ext.disk import umask
+
+    return umask()
+
+
+def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
+    """Refuse a step that writes about ``needed`` bytes into ``folder`` when its disk has less free space.
+
+    :func:`ir_datasets_ext.disk.check_free_space` (skipped when ``IR_DATASETS_SKIP_DISK_FREE=true``), as a
+    user error.
+
+    Raises
+    ------
+    OutputError
+        One line naming the folder, the step, the space needed and the space available.
+    """
+    from ir_datasets_ext.disk import DiskSpaceError
+    from ir_datasets_ext.disk import check_free_space as check
+
+    try:
+        check(folder, needed, what)
+    except DiskSpaceError as error:
+        raise OutputError(str(error)) from None
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

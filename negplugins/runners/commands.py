@@ -9,6 +9,8 @@ Python API.
 
     negplugins search dense DATASET --output RUN [--model MODEL] [--batch-size N] [--hits N]
                             [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
+                            [--index-type FACTORY] [--train-sample N] [--search-shards]
+                            [--max-index-memory SIZE] [--search-params PARAMS]
     negplugins search splade DATASET --model MODEL --output RUN [--index DIR] [--hits N] [--batch-size N]
                              [--max-length N] [--query-max-length N] [--quantization SCALE] [--threads N]
                              [--encoded-queries TOPICS.tsv] [--device DEVICE] [--rebuild] [--run-tag TAG]
@@ -57,7 +59,9 @@ def _cmd_dense(args) -> int:
     info = dense_search(args.dataset, args.output, model=args.model, index=args.index, hits=args.hits,
                         batch_size=args.batch_size, shard_num=args.shard_num, shard_id=args.shard_id,
                         rebuild=args.rebuild, run_tag=args.run_tag, progress=not args.no_progress,
-                        force=args.force)
+                        force=args.force, index_type=args.index_type, train_sample=args.train_sample,
+                        search_shards=args.search_shards, max_index_memory=args.max_index_memory,
+                        search_params=args.search_params)
     if not info["complete"]:
         missing = ", ".join(str(i) for i in info["shards_missing"])
         print(f"encoded shard {args.shard_id} of {info['shard_num']} into {info['index']}.shards; "
@@ -164,6 +168,21 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--index", help="search this existing faiss index folder (default: build or reuse "
                                    "indexes/faiss/<corpus>/<model>)")
     p.add_argument("--rebuild", action="store_true", help="encode again even if an up-to-date index exists")
+    p.add_argument("--index-type", metavar="FACTORY",
+                   help="faiss index factory string, inner product: Flat (default, exact, Pyserini's layout), HNSW32, "
+                        "IVF65536,PQ64, ...; recorded in the index manifest and the run's sidecar")
+    p.add_argument("--train-sample", type=bounded_int(1, 100_000_000), metavar="N",
+                   help="vectors an index type that needs training (IVF, PQ) is trained on, drawn at random "
+                        "(default: min(documents, 100000))")
+    p.add_argument("--search-shards", action="store_true",
+                   help="keep the encoded shards as the (Flat) index and search one shard at a time, merging "
+                        "each shard's top hits: exact search with one shard in memory")
+    p.add_argument("--max-index-memory", metavar="SIZE",
+                   help="memory one searched index may take (512M, 16G, ...): a Flat index over it is kept as "
+                        "shards that fit (as --search-shards, with --shard-num raised as needed)")
+    p.add_argument("--search-params", metavar="PARAMS",
+                   help="faiss ParameterSpace settings of an approximate index at search time, e.g. nprobe=64 "
+                        "(IVF) or efSearch=128 (HNSW)")
     p.add_argument("--run-tag", help="last column of the run (default: dense-<model>)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)

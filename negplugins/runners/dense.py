@@ -19,6 +19,29 @@ last shard takes the remainder). Every finished shard is written atomically, wit
 finished shard. When all shards are there they are merged (in order) into the index, atomically, and the
 shard folders are removed.
 
+Index types: ``index_type`` (``--index-type``) is a faiss factory string, inner-product metric: ``Flat`` (the
+default, exact, the layout above), ``HNSW32``, ``IVF65536,PQ64``, ... Types that need training are trained
+on ``train_sample`` vectors (``--train-sample``, default ``min(documents, 100,000)``) drawn at random (seed 0)
+from the encoded shards; the vectors are then added shard by shard. The manifest records ``index_type`` and
+``train_sample``; stock Pyserini reads every type (``faiss.read_index``); ``search_params``
+(``--search-params``, faiss ``ParameterSpace`` syntax such as ``nprobe=64`` or ``efSearch=128``) tunes an
+approximate index at search time.
+
+Beyond memory: a flat index larger than RAM is searched exactly over its shards. With ``search_shards``
+(``--search-shards``), or automatically when the vectors (documents x dimension x 4 bytes) would exceed
+``max_index_memory`` (``--max-index-memory``, which then also sets the number of shards so that each one
+fits), the encoded shards are not merged: they are moved into the index folder as they are::
+
+    indexes/faiss/<corpus>/<model>/
+        negplugins-index.json        manifest: "layout": "shards", the shard folders in order
+        shard-00000-of-00004/        index + docid (+ its shard manifest): each one a Pyserini faiss index
+        ...
+
+and a search loads one shard at a time, takes each shard's top ``hits`` (ties across a shard's cut
+resolved as below) and merges them into the overall top ``hits``, which is exactly the ranking of the
+one merged index (tests/runners/test_dense_index_types.py; ComLQ: benchmarks/bench_sharded_search.py).
+Before a shard or an index is written, the disk must have room for it.
+
 Ranking: documents by decreasing score as written in the run (inner product = cosine similarity,
 six decimals), equal scores by document id ascending (as :func:`negplugins.io.trec.ranked` and Anserini);
 the search asks faiss for more than ``hits`` documents whenever a tie crosses the cut, so the run does
@@ -38,7 +61,7 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import atomic_directory
+from ..io.files import atomic_directory, check_free_space
 from ..io.jsonfile import read_json
 from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
@@ -48,14 +71,96 @@ from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, resolve_model
 from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
 
-__all__ = ["DENSE_DEFAULTS", "DenseIndex", "default_dense_index_path", "dense_index", "dense_search",
-           "load_dense_index", "search_vectors", "shard_bounds"]
+__all__ = ["DENSE_DEFAULTS", "DEFAULT_INDEX_TYPE", "DenseIndex", "default_dense_index_path", "dense_index",
+           "dense_search", "check_dense_index", "load_dense_index", "parse_memory_size", "search_index_folder",
+           "search_vectors", "shard_bounds"]
 
 DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
 
 SHARD_MANIFEST = "negplugins-shard.json"
 _FORMAT = 1
 _CHUNK_BATCHES = 1  # batches per model call: the bar moves per batch (64 long ComLQ docs: ~20 s on 2 busy CPUs)
+
+#: faiss factory string of the default index: exact inner product, Pyserini's layout.
+DEFAULT_INDEX_TYPE = "Flat"
+#: Training vectors of an index type that needs training, unless ``train_sample`` says otherwise.
+DEFAULT_TRAIN_SAMPLE = 100_000
+MAX_TRAIN_SAMPLE = 100_000_000
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+               "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def parse_memory_size(text: str | int, option: str = "--max-index-memory") -> int:
+    """Bytes of ``512M``, ``16G``, ``1.5T`` or a plain number of bytes (units of 1024).
+
+    Raises
+    ------
+    UserError
+        One line naming the option, the value and the accepted form.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        raw = str(text).strip().upper().replace(" ", "")
+        number = raw.rstrip("KMGTIB")
+        value, unit = None, raw[len(number):]
+        try:
+            value = float(number)
+        except ValueError:
+            pass
+    if value is None or unit not in _SIZE_UNITS or not value > 0 or value != value or value == float("inf"):
+        raise UserError(f"{option}: expected a size such as 512M, 16G or 1.5T (bytes, units of 1024), got {text!r}")
+    return int(value * _SIZE_UNITS[unit])
+
+
+def _normalise_index_type(index_type: str | None) -> str:
+    text = DEFAULT_INDEX_TYPE if index_type is None else str(index_type).strip()
+    if not text or len(text) > 200:
+        raise UserError(f"--index-type: expected a faiss index factory string such as Flat, HNSW32 or IVF4096,PQ64, "
+                        f"got {index_type!r}")
+    return DEFAULT_INDEX_TYPE if text.lower() == "flat" else text
+
+
+def _new_index(index_type: str, dimension: int):
+    """An empty faiss index of ``index_type`` (inner product) for ``dimension``-dimensional vectors."""
+    import faiss
+
+    if index_type == DEFAULT_INDEX_TYPE:
+        return faiss.IndexFlatIP(dimension)
+    try:
+        return faiss.index_factory(dimension, index_type, faiss.METRIC_INNER_PRODUCT)
+    except RuntimeError as error:
+        message = str(error).strip().splitlines()
+        raise UserError(f"--index-type {index_type!r}: not a faiss index factory string for {dimension}-dimensional "
+                        f"vectors ({message[-1][:200] if message else 'refused by faiss'}); examples: Flat, HNSW32, "
+                        f"IVF4096,Flat, IVF65536,PQ64") from None
+
+
+def _code_bytes(index, dimension: int) -> int:
+    """Bytes a vector's code takes in ``index`` (its storage's for HNSW; a float vector when faiss cannot say)."""
+    import faiss
+
+    try:
+        return int(index.sa_code_size())
+    except RuntimeError:
+        storage = getattr(index, "storage", None)
+        return dimension * 4 if storage is None else _code_bytes(faiss.downcast_index(storage), dimension)
+
+
+def _index_bytes(index, count: int, dimension: int) -> int:
+    """Disk (and memory) an index of ``count`` vectors of ``index``'s type takes, an upper-bound estimate."""
+    import faiss
+
+    typed = faiss.downcast_index(index)  # a view: ``index`` keeps owning the C++ object
+    if isinstance(typed, faiss.IndexFlat):
+        return count * dimension * 4 + (1 << 20)
+    per_vector = _code_bytes(typed, dimension) + 8  # the code, and an id (IVF lists) or level (HNSW)
+    hnsw = getattr(typed, "hnsw", None)
+    if hnsw is not None:
+        per_vector += int(hnsw.nb_neighbors(0) + hnsw.nb_neighbors(1)) * 4  # links of level 0 and a share above
+    ivf = faiss.try_extract_index_ivf(typed)
+    centroids = int(ivf.nlist) * dimension * 4 if ivf is not None else 0
+    return count * per_vector + centroids + (1 << 20)
 
 
 def default_dense_index_path(dataset_id: str, model: ModelRef) -> Path:
@@ -142,7 +247,9 @@ def _encode_shard(encoder, texts, batch_size, desc, progress):
 def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: str | os.PathLike | None = None,
                 batch_size: int = DENSE_DEFAULTS["batch_size"], shard_num: int = DENSE_DEFAULTS["shard_num"],
                 shard_id: int | None = None, rebuild: bool = False, progress: bool = True,
-                encoder: SentenceEncoder | None = None) -> DenseIndex:
+                encoder: SentenceEncoder | None = None, index_type: str | None = None,
+                train_sample: int | None = None, search_shards: bool = False,
+                max_index_memory: int | str | None = None) -> DenseIndex:
     """Encode the documents of ``dataset_id`` into a faiss index, or reuse one built earlier.
 
     Parameters
@@ -164,6 +271,16 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         Show a tqdm progress bar per shard.
     encoder : SentenceEncoder, optional
         An already loaded encoder of ``model`` (avoids loading it twice).
+    index_type : str, optional
+        faiss factory string (inner product): ``Flat`` (default), ``HNSW32``, ``IVF65536,PQ64``, ...
+    train_sample : int, optional
+        Vectors an index type that needs training is trained on (default ``min(documents, 100,000)``).
+    search_shards : bool
+        Keep the shards as the index (``Flat`` only) and search them one at a time (see the module
+        documentation), instead of merging them.
+    max_index_memory : int or str, optional
+        Memory the vectors of one searched index may take (bytes, or ``16G``): a ``Flat`` index over it
+        is kept as shards, each within it.
 
     Returns
     -------
@@ -172,14 +289,21 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     """
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     _check_shards(shard_id, shard_num)
+    index_type = _normalise_index_type(index_type)
+    if train_sample is not None:
+        check_int(train_sample, "--train-sample", 1, MAX_TRAIN_SAMPLE)
+    budget = None if max_index_memory is None else parse_memory_size(max_index_memory)
+    if search_shards and index_type != DEFAULT_INDEX_TYPE:
+        raise UserError(f"--search-shards: searches the shards of a Flat index exactly; --index-type {index_type} "
+                        f"is searched as one index (leave out --search-shards, or use --index-type Flat)")
     dataset = datasets.load(dataset_id)
     ref = encoder.ref if encoder is not None else resolve_model(model)
     path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref)
     corpus = datasets.docs_root_id(dataset_id)
-    expected = {"format": _FORMAT, "kind": "faiss", "corpus": corpus, "model_sha256": ref.sha256}
+    expected = {"format": _FORMAT, "kind": "faiss", "corpus": corpus, "model_sha256": ref.sha256,
+                "index_type": index_type}
     existing = read_manifest(path)
-    if not rebuild and existing is not None and {k: existing.get(k) for k in expected} == expected \
-            and (path / "index").is_file() and (path / "docid").is_file():
+    if not rebuild and existing is not None and _reusable(path, existing, expected, search_shards, budget):
         return DenseIndex(path, True, False, list(range(existing.get("shard_num", 1))),
                           existing.get("shard_num", 1), existing)
     if path.exists() and existing is None and any(path.iterdir()):
@@ -192,6 +316,15 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     ids = [doc_id for doc_id, _ in docs]
     if encoder is None:
         encoder = SentenceEncoder(ref)
+    _new_index(index_type, encoder.dimension)  # a bad factory string fails before any encoding
+    vector_bytes = len(ids) * encoder.dimension * 4
+    keep_shards = search_shards or (index_type == DEFAULT_INDEX_TYPE and budget is not None and vector_bytes > budget)
+    if keep_shards and budget is not None and -(-vector_bytes // shard_num) > budget:
+        needed = -(-vector_bytes // budget)
+        if shard_id is not None:
+            raise UserError(f"--max-index-memory {max_index_memory}: {len(ids):,} vectors of {encoder.dimension} "
+                            f"dimensions need --shard-num {needed} or more for each shard to fit, got {shard_num}")
+        shard_num = min(max(shard_num, needed), len(ids))
     shard_root = shards_path(path)
     if rebuild and shard_root.exists():
         shutil.rmtree(shard_root)
@@ -216,6 +349,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         start, end = shard_bounds(len(ids), i, shard_num)
         vectors = _encode_shard(encoder, [text for _, text in docs[start:end]], batch_size,
                                 f"encoding {corpus} shard {i + 1}/{shard_num}", progress)
+        check_free_space(shard_root, (end - start) * (encoder.dimension * 4 + 64) + (1 << 20),
+                         f"shard {i + 1}/{shard_num} of the faiss index {path}")
         with atomic_directory(shard_folder(i)) as tmp:
             _write_faiss(tmp, ids[start:end], vectors, encoder.dimension)
             manifest = dict(shard_expected, shard_id=i, start=start, end=end,
@@ -227,28 +362,114 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     if len(done) < shard_num:
         return DenseIndex(path, False, built, done, shard_num, None)
 
-    import faiss
-
-    with atomic_directory(path) as tmp:
-        parts, merged_ids = [], []
-        for i in range(shard_num):
-            part = faiss.read_index(str(shard_folder(i) / "index"))
-            parts.append(part.reconstruct_n(0, part.ntotal) if part.ntotal else
-                         np.zeros((0, encoder.dimension), dtype=np.float32))
-            merged_ids += (shard_folder(i) / "docid").read_text(encoding="utf-8").splitlines()
-        if merged_ids != ids:
-            raise UserError(f"{shard_root}: the shards do not hold the documents of {corpus} in order; rerun with --rebuild")
-        _write_faiss(tmp, merged_ids, np.concatenate(parts), encoder.dimension)
-        manifest = dict(expected, dataset=dataset_id, documents=len(ids), dimension=encoder.dimension,
-                        metric="inner_product", normalized=True, pooling=encoder.pooling,
-                        max_length=encoder.max_length, shard_num=shard_num, batch_size=batch_size,
-                        model=ref.metadata(), docids_sha256=_ids_sha256(ids),
-                        pyserini_search=None if ref.path is None else
-                        ["--encoder", str(ref.path), "--encoder-class", "auto", "--pooling", encoder.pooling,
-                         "--l2-norm"])
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    folders = [shard_folder(i) for i in range(shard_num)]
+    merged_ids = []
+    for folder in folders:
+        merged_ids += (folder / "docid").read_text(encoding="utf-8").splitlines()
+    if merged_ids != ids:
+        raise UserError(f"{shard_root}: the shards do not hold the documents of {corpus} in order; rerun with --rebuild")
+    manifest = dict(expected, dataset=dataset_id, documents=len(ids), dimension=encoder.dimension,
+                    metric="inner_product", normalized=True, pooling=encoder.pooling,
+                    max_length=encoder.max_length, shard_num=shard_num, batch_size=batch_size,
+                    model=ref.metadata(), docids_sha256=_ids_sha256(ids),
+                    layout="shards" if keep_shards else "merged",
+                    pyserini_search=None if ref.path is None else
+                    ["--encoder", str(ref.path), "--encoder-class", "auto", "--pooling", encoder.pooling, "--l2-norm"])
+    if keep_shards:
+        with atomic_directory(path) as tmp:
+            for folder in folders:  # hard links: no second copy on disk, and the shards stay until the swap
+                _link_tree(folder, tmp / folder.name)
+            manifest["shards"] = [folder.name for folder in folders]
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    else:
+        with atomic_directory(path) as tmp:
+            manifest["train_sample"] = _write_merged(tmp, folders, ids, encoder.dimension, index_type, train_sample,
+                                                     budget, max_index_memory, label=str(path))
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     shutil.rmtree(shard_root, ignore_errors=True)
     return DenseIndex(path, True, True, list(range(shard_num)), shard_num, manifest)
+
+
+def _reusable(path: Path, existing: dict, expected: dict, search_shards: bool, budget: int | None) -> bool:
+    """Whether the index at ``path`` (manifest ``existing``) is the one asked for, in a layout that fits."""
+    have = {k: existing.get(k) for k in expected}
+    have["index_type"] = existing.get("index_type", DEFAULT_INDEX_TYPE)  # indexes of earlier versions: Flat
+    if have != expected:
+        return False
+    if existing.get("layout") == "shards":
+        return all((path / str(name) / "index").is_file() and (path / str(name) / "docid").is_file()
+                   for name in existing.get("shards") or [None])
+    if not ((path / "index").is_file() and (path / "docid").is_file()):
+        return False
+    if search_shards:
+        return False
+    vector_bytes = int(existing.get("documents") or 0) * int(existing.get("dimension") or 0) * 4
+    return budget is None or expected["index_type"] != DEFAULT_INDEX_TYPE or vector_bytes <= budget
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """``target`` as a copy of the folder ``source`` made of hard links (copies where links are refused)."""
+    target.mkdir()
+    for item in source.iterdir():
+        if item.is_dir():
+            _link_tree(item, target / item.name)
+            continue
+        try:
+            os.link(item, target / item.name)
+        except OSError:
+            shutil.copy2(item, target / item.name)
+
+
+def _shard_vectors(folder: Path, dimension: int) -> np.ndarray:
+    import faiss
+
+    part = faiss.read_index(str(folder / "index"))
+    return part.reconstruct_n(0, part.ntotal) if part.ntotal else np.zeros((0, dimension), dtype=np.float32)
+
+
+def _write_merged(folder: Path, shards: list[Path], ids: list[str], dimension: int, index_type: str,
+                  train_sample: int | None, budget: int | None, max_index_memory, label: str) -> int | None:
+    """Write the one index of ``index_type`` holding the shards' vectors; return the training vectors used."""
+    import faiss
+
+    index = _new_index(index_type, dimension)
+    size = _index_bytes(index, len(ids), dimension)
+    if budget is not None and index_type != DEFAULT_INDEX_TYPE and size > budget:  # Flat: sharded when over it
+        from ir_datasets_ext.disk import format_bytes
+
+        raise UserError(f"--max-index-memory {max_index_memory}: a {index_type} index of {len(ids):,} vectors of "
+                        f"{dimension} dimensions takes about {format_bytes(size)}; choose a smaller index type "
+                        f"(IVF...,PQ...), or Flat, which is then searched over shards")
+    check_free_space(folder, size + len(ids) * 64, f"the faiss index {label}")
+    trained_on = None
+    if not index.is_trained:
+        count = min(len(ids), DEFAULT_TRAIN_SAMPLE if train_sample is None else train_sample)
+        rows = np.sort(np.random.default_rng(0).choice(len(ids), size=count, replace=False))
+        sample, start = [], 0
+        for shard in shards:
+            vectors = _shard_vectors(shard, dimension)
+            end = start + len(vectors)
+            picked = rows[(rows >= start) & (rows < end)] - start
+            sample.append(vectors[picked])
+            start = end
+            del vectors
+        try:
+            index.train(np.ascontiguousarray(np.concatenate(sample), dtype=np.float32))
+        except RuntimeError as error:
+            message = str(error).strip().splitlines()
+            raise UserError(f"--index-type {index_type}: training on {count:,} vectors failed "
+                            f"({message[-1][:200] if message else 'refused by faiss'}); a larger --train-sample "
+                            f"(at most the {len(ids):,} documents) or fewer IVF lists") from None
+        trained_on = count
+    for shard in shards:  # one shard in memory at a time, beside the index
+        vectors = _shard_vectors(shard, dimension)
+        if len(vectors):
+            index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        del vectors
+    faiss.write_index(index, str(folder / "index"))
+    with open(folder / "docid", "w", encoding="utf-8", newline="") as f:
+        f.writelines(f"{doc_id}\n" for doc_id in ids)
+    return trained_on
 
 
 def load_dense_index(path: str | os.PathLike):
@@ -268,6 +489,82 @@ def load_dense_index(path: str | os.PathLike):
     if index.ntotal != len(ids):
         raise UserError(f"{path}: the faiss index holds {index.ntotal} vectors but 'docid' lists {len(ids)} ids")
     return index, ids
+
+
+def _layout(path: Path, manifest: dict | None) -> list[Path] | None:
+    """The shard folders of a sharded index (in order), or ``None`` for one index (``index`` + ``docid``)."""
+    if not manifest or manifest.get("layout") != "shards":
+        return None
+    names = manifest.get("shards")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n and "/" not in n and
+                                                            not n.startswith(".") for n in names):
+        raise UserError(f"{path}/{MANIFEST}: a sharded index without its list of shard folders; rebuild it "
+                        f"(--rebuild)")
+    return [path / name for name in names]
+
+
+def check_dense_index(path: str | os.PathLike) -> int:
+    """Refuse a folder that is not a faiss index (one, or sharded); return the vectors' dimension.
+
+    A sharded index is checked by its files and its first shard only (the others are read while searching).
+
+    Raises
+    ------
+    UserError
+        One line naming the folder and what was expected.
+    """
+    import faiss
+
+    path = Path(path)
+    shards = _layout(path, read_manifest(path))
+    if shards is None:
+        index, _ = load_dense_index(path)
+        return index.d
+    for shard in shards:
+        if not (shard / "index").is_file() or not (shard / "docid").is_file():
+            raise UserError(f"{shard}: shard of the sharded index {path} not found (expected its files 'index' and "
+                            f"'docid'); rebuild the index (--rebuild)")
+    first, _ = load_dense_index(shards[0])
+    return faiss.downcast_index(first).d
+
+
+def _set_search_params(index, search_params: str | None, where: Path) -> None:
+    if not search_params:
+        return
+    import faiss
+
+    try:
+        faiss.ParameterSpace().set_index_parameters(index, search_params)
+    except RuntimeError as error:
+        message = str(error).strip().splitlines()
+        raise UserError(f"--search-params {search_params!r}: not accepted by the faiss index {where} "
+                        f"({message[-1][:200] if message else 'refused'}); e.g. nprobe=64 (IVF) or efSearch=128 "
+                        f"(HNSW)") from None
+
+
+def search_index_folder(path: str | os.PathLike, queries: np.ndarray, hits: int,
+                        search_params: str | None = None) -> list[list[tuple[str, float]]]:
+    """Top ``hits`` ``(doc_id, score)`` per query vector from an index folder, one index or sharded.
+
+    A sharded index is searched one shard at a time (only one shard's vectors in memory): each shard's
+    top ``hits`` (:func:`search_vectors`, ties across its cut resolved), merged in the order of the run
+    (score at six decimals descending, doc id ascending). A document of the overall top ``hits`` is in
+    its shard's top ``hits`` under that same order, so the result is the one merged index's.
+    """
+    path = Path(path)
+    shards = _layout(path, read_manifest(path))
+    if shards is None:
+        index, ids = load_dense_index(path)
+        _set_search_params(index, search_params, path)
+        return search_vectors(index, ids, queries, hits)
+    merged: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
+    for shard in shards:
+        index, ids = load_dense_index(shard)
+        _set_search_params(index, search_params, shard)
+        for row, found in enumerate(search_vectors(index, ids, queries, hits)):
+            merged[row] = sorted(merged[row] + found, key=lambda item: _key(*item))[:hits]
+        del index, ids
+    return merged
 
 
 def _key(doc_id: str, score: float):
@@ -301,7 +598,9 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                  batch_size: int = DENSE_DEFAULTS["batch_size"], shard_num: int = DENSE_DEFAULTS["shard_num"],
                  shard_id: int | None = None, rebuild: bool = False, run_tag: str | None = None,
                  command: str | None = None, progress: bool = True, force: bool = False,
-                 encoder: SentenceEncoder | None = None) -> dict:
+                 encoder: SentenceEncoder | None = None, index_type: str | None = None,
+                 train_sample: int | None = None, search_shards: bool = False,
+                 max_index_memory: int | str | None = None, search_params: str | None = None) -> dict:
     """Rank the documents of ``dataset_id`` for each of its queries by embedding similarity; write a TREC run.
 
     The query and document encoder is the same model. Without ``index`` the documents are encoded
@@ -338,6 +637,10 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     encoder : SentenceEncoder, optional
         An already loaded encoder (``model`` is then not read): a model loaded once for several runs, or
         a model object (:meth:`SentenceEncoder.from_model`).
+    index_type, train_sample, search_shards, max_index_memory : optional
+        The index to build (see :func:`dense_index`); ignored with ``index``, whose own type is searched.
+    search_params : str, optional
+        faiss ``ParameterSpace`` settings for an approximate index (``nprobe=64``, ``efSearch=128``).
 
     Returns
     -------
@@ -363,7 +666,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         if manifest and manifest.get("model_sha256") not in (None, ref.sha256):
             raise UserError(f"{index_path}: the index was encoded with model "
                             f"{manifest.get('model', {}).get('id')!r}, not {ref.id!r}")
-        load_dense_index(index_path)  # fail before loading the model
+        check_dense_index(index_path)  # fail before loading the model
         if encoder is None:
             encoder = SentenceEncoder(ref)
     else:
@@ -371,26 +674,33 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             encoder = SentenceEncoder(resolve_model(model))
         ref = encoder.ref
         built = dense_index(dataset_id, index=None, batch_size=batch_size, shard_num=shard_num, shard_id=shard_id,
-                            rebuild=rebuild, progress=progress, encoder=encoder)
+                            rebuild=rebuild, progress=progress, encoder=encoder, index_type=index_type,
+                            train_sample=train_sample, search_shards=search_shards, max_index_memory=max_index_memory)
         index_path = built.path
         if not built.complete:
             missing = sorted(set(range(shard_num)) - set(built.shards_done))
             return {"dataset": dataset_id, "index": str(index_path), "complete": False, "shards_done": built.shards_done,
                     "shards_missing": missing, "shard_num": shard_num, "lines": None, "queries": len(order)}
         manifest = built.manifest
-    faiss_index, ids = load_dense_index(index_path)
-    if faiss_index.d != encoder.dimension:
-        raise UserError(f"{index_path}: index vectors have {faiss_index.d} dimensions but model {ref.id!r} "
+    dimension = check_dense_index(index_path)
+    if dimension != encoder.dimension:
+        raise UserError(f"{index_path}: index vectors have {dimension} dimensions but model {ref.id!r} "
                         f"gives {encoder.dimension}")
     query_vectors = encoder.encode([texts[q] for q in order], batch_size=batch_size)
-    ranking = search_vectors(faiss_index, ids, query_vectors, hits)
+    ranking = search_index_folder(index_path, query_vectors, hits, search_params)
     tag = run_tag or f"dense-{datasets.slug(ref.name)}"
     lines = write_run(output, zip(order, ranking), tag)
+    built_type = (manifest or {}).get("index_type", DEFAULT_INDEX_TYPE if manifest else None)
+    layout = (manifest or {}).get("layout", "merged")
     parameters = {"hits": hits, "batch_size": batch_size, "max_length": encoder.max_length,
                   "pooling": encoder.pooling, "normalized": True, "similarity": "inner_product",
-                  "shard_num": (manifest or {}).get("shard_num", shard_num)}
+                  "shard_num": (manifest or {}).get("shard_num", shard_num), "index_type": built_type,
+                  "index_layout": layout, "search_params": search_params}
+    described = "IndexFlatIP" if built_type == DEFAULT_INDEX_TYPE else built_type or "index"
+    if layout == "shards":
+        described += f", exact search over {len((manifest or {}).get('shards') or [])} shards"
     write_metadata(output, dataset=dataset_id, runner="dense",
-                   system=f"dense {ref.name} (faiss IndexFlatIP, {encoder.pooling} pooling, L2-normalised)",
+                   system=f"dense {ref.name} (faiss {described}, {encoder.pooling} pooling, L2-normalised)",
                    tag=tag, parameters=parameters, model=ref.metadata(),
                    index={"path": str(index_path), "manifest": manifest},
                    language=dataset_language(dataset), command=command)

@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import datasets
 from .._compat import jvm
 from ..errors import UserError
-from ..io.files import atomic_directory, atomic_writer, check_folder_output, output_lock, scratch_directory
+from ..io.files import atomic_directory, check_folder_output, check_free_space, output_lock
 from ..io.jsonfile import read_json
 from ..options import MAX_THREADS, check_int
 
@@ -23,6 +23,16 @@ __all__ = ["MANIFEST", "anserini_indexer", "check_lucene_index", "default_index_
 #: File inside every index the suite builds; an index without it is never reused.
 MANIFEST = "negplugins-index.json"
 _FORMAT = 1
+
+#: Most bytes of JSON documents handed to Anserini at once (one batch, in memory; nothing is written but the index).
+BATCH_BYTES = 16 << 20
+#: Disk an index takes per byte of its corpus file, an upper bound for the free space check: positions,
+#: document vectors and raw documents (``-storePositions -storeDocvectors -storeRaw``) of the synthetic
+#: BoolQuestions corpus of ``benchmarks/bench_scale.py`` peaked at 1.3x its ``corpus.jsonl`` during the
+#: build (merges included).
+INDEX_SIZE_RATIO = 1.5
+#: Added to every index estimate (Lucene's files of a small index, file system blocks).
+INDEX_SIZE_MARGIN = 4 << 20
 
 
 def default_index_path(dataset_id: str, kind: str = "lucene") -> Path:
@@ -107,6 +117,16 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     vectors and raw text (as Pyserini's own indexes), with the dataset's analyzer language
     (``zh`` for DuReader-retrieval).
 
+    The documents go to Anserini in memory, in batches of about :data:`BATCH_BYTES`, through Pyserini's
+    on-the-fly indexer (``pyserini.index.lucene.LuceneIndexer``, Anserini's ``SimpleIndexer``) with the
+    arguments ``pyserini.index.lucene`` takes: no copy of the corpus is written to disk. The index holds the
+    same documents, terms, positions, vectors and statistics as one Pyserini's ``IndexCollection`` builds
+    from a ``docs.jsonl``, and BM25 gives byte-identical runs (tests/pipeline/test_lucene_bm25.py); only
+    Lucene's segment files differ (their ids are random anyway). Documents whose text is blank are left
+    out, as ``IndexCollection`` leaves them out. Before anything is written, the disk must have room for
+    the index (:data:`INDEX_SIZE_RATIO` times the corpus file, where the dataset tells its size; else each
+    batch checks room for its share).
+
     Parameters
     ----------
     dataset_id : str
@@ -144,25 +164,41 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     with output_lock(path):
         if up_to_date():  # built meanwhile by a command we waited for
             return path, False
-        index_collection = anserini_indexer()
-        # The copy of the corpus Anserini reads is a sibling of the index (.<name>.collection-*.partial),
-        # not in the system's temporary folder: a build killed outright leaves it where the next build
-        # of this index removes it.
-        with atomic_directory(path) as tmp, scratch_directory(path, "collection") as collection:
+        source_bytes = datasets.docs_source_size(dataset)
+        if source_bytes is not None:
+            check_free_space(path.parent, int(source_bytes * INDEX_SIZE_RATIO) + INDEX_SIZE_MARGIN,
+                             f"the Lucene index of {expected['corpus']}")
+        jvm.configure()
+        from pyserini.index.lucene import LuceneIndexer
+        from pyserini.pyclass import autoclass
+
+        _reclaim_signals()
+        # SimpleIndexer logs its settings at INFO on stdout and, unlike IndexCollection, ignores -quiet
+        autoclass("org.apache.logging.log4j.core.config.Configurator").setLevel(
+            "io.anserini.index.SimpleIndexer", autoclass("org.apache.logging.log4j.Level").getLevel(
+                "INFO" if verbose else "WARN"))
+        with atomic_directory(path) as tmp:
+            args = ["-index", str(tmp), "-generator", "DefaultLuceneDocumentGenerator", "-storePositions",
+                    "-storeDocvectors", "-storeRaw", "-language", language]
             count = 0
-            with atomic_writer(collection / "docs.jsonl") as f:
-                for doc_id, contents in datasets.iter_docs_for_indexing(dataset):
-                    f.write(json.dumps({"id": doc_id, "contents": contents}, ensure_ascii=False) + "\n")
-                    count += 1
+            indexer = None
+            try:
+                for batch, size, seen in _batches(datasets.iter_docs_for_indexing(dataset)):
+                    count += seen
+                    if not batch:
+                        continue
+                    if indexer is None:
+                        _test_pause()
+                        indexer = LuceneIndexer(args=args, threads=threads)
+                    if source_bytes is None:
+                        check_free_space(tmp, int(size * INDEX_SIZE_RATIO) + INDEX_SIZE_MARGIN,
+                                         f"the Lucene index of {expected['corpus']}")
+                    indexer.add_batch_raw(batch)
+            finally:
+                if indexer is not None:
+                    indexer.close()  # commits: into the temporary folder, removed unless the build succeeded
             if count == 0:
                 raise UserError(f"{dataset_id}: the dataset has no documents to index")
-            _test_pause()
-            args = ["-collection", "JsonCollection", "-generator", "DefaultLuceneDocumentGenerator",
-                    "-input", str(collection), "-index", str(tmp), "-threads", str(threads),
-                    "-storePositions", "-storeDocvectors", "-storeRaw", "-language", language]
-            if not verbose:
-                args.append("-quiet")
-            index_collection.main(args)
             manifest = dict(expected, documents=count, dataset=dataset_id, threads=threads)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path, True
@@ -182,6 +218,30 @@ def anserini_indexer():
     indexer = autoclass("io.anserini.index.IndexCollection")
     _reclaim_signals()
     return indexer
+
+
+#: What Java's ``String.trim()`` strips (every character up to U+0020): Anserini's generator refuses a
+#: document whose text is nothing else (``EmptyDocumentException``), which ``IndexCollection`` counts and skips.
+_JAVA_TRIM = "".join(chr(c) for c in range(0x21))
+
+
+def _batches(docs):
+    """``(JSON documents, their characters, documents read)`` of about :data:`BATCH_BYTES` characters each.
+
+    Blank documents are read (and counted) but left out of the batches.
+    """
+    batch, size, seen = [], 0, 0
+    for doc_id, contents in docs:
+        seen += 1
+        if contents.strip(_JAVA_TRIM):
+            line = json.dumps({"id": doc_id, "contents": contents}, ensure_ascii=False)
+            batch.append(line)
+            size += len(line)
+            if size >= BATCH_BYTES:
+                yield batch, size, seen
+                batch, size, seen = [], 0, 0
+    if seen:
+        yield batch, size, seen
 
 
 def _reclaim_signals() -> None:

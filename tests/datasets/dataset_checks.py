@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -10,21 +12,25 @@ from ir_datasets_ext.download import ChecksumError
 
 
 def assert_trust_on_first_use(mirror_file: Path, cache_file: Path, fetch) -> None:
-    """The first fetch records the hash; a changed source is then rejected and nothing is cached; the
-    original file is accepted again."""
+    """The first fetch verifies the mirror file in place and records its hash (no copy in the cache); a changed
+    source is then rejected and nothing is cached; the original file is accepted again."""
     fetch()
-    assert cache_file.is_file()
-    original = mirror_file.read_bytes()
+    assert not cache_file.exists()  # read where it is, never copied
+    stamp = json.loads(cache_file.with_name(f".{cache_file.name}.verified").read_text())
+    assert stamp["source"] == str(mirror_file.absolute())
+    original, info = mirror_file.read_bytes(), mirror_file.stat()
     mirror_file.write_bytes(original[:-1] + (b"X" if original[-1:] != b"X" else b"Y"))
-    cache_file.unlink()
+    # a later modification time, as any real edit gets (the stamp compares it; coarse clocks may repeat one)
+    os.utime(mirror_file, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))
     with pytest.raises(ChecksumError) as error:
         fetch()
     assert mirror_file.name in str(error.value)
     assert not cache_file.exists()
     assert [p.name for p in cache_file.parent.iterdir() if p.name.startswith(cache_file.name)] == []
     mirror_file.write_bytes(original)  # fixing the source makes a retry work without clean-up
+    os.utime(mirror_file, ns=(info.st_atime_ns, info.st_mtime_ns + 2 * 10**9))
     fetch()
-    assert cache_file.is_file()
+    assert not cache_file.exists()
 
 
 def qrels_dict(dataset):

@@ -194,3 +194,56 @@ def test_committed_bm25_run_agrees_with_stock_trec_eval(comlq_mirror, tmp_path):
     ours = evaluate("comlq", run, measures=["nDCG@10", "RR@10", "R@100"]).overall
     assert stock == {"ndcg_cut_10": round(ours["nDCG@10"], 4), "recall_100": round(ours["R@100"], 4),
                      "recip_rank": round(ours["RR@10"], 4)}
+
+
+def _index_contents(index_dir) -> dict:
+    """Everything a search can read from a Lucene index, by collection doc id (internal ids left out)."""
+    from pyserini.index.lucene import LuceneIndexReader
+
+    reader = LuceneIndexReader(str(index_dir))
+    external = reader.convert_internal_docid_to_collection_docid
+    terms = {}
+    for term in reader.terms():
+        postings = reader.get_postings_list(term.term, analyzer=None)  # the indexed (analysed) term as it is
+        terms[term.term] = (term.df, term.cf, sorted((external(p.docid), p.tf, tuple(p.positions)) for p in postings))
+    stats = reader.stats()
+    ids = sorted(external(i) for i in range(stats["documents"]))
+    # Lucene counts the unique terms of a one-segment index only (-1 otherwise): counted here from the terms
+    assert stats.pop("unique_terms") in (-1, len(terms))
+    return {"stats": stats, "unique_terms": len(terms), "terms": terms,
+            "docs": {i: (reader.doc_raw(i), reader.get_document_vector(i)) for i in ids}}
+
+
+def test_documents_fed_in_memory_give_the_index_and_runs_of_one_file(tmp_path, monkeypatch, capfd):
+    """Batches handed to Anserini in memory, against stock Pyserini's indexer reading one ``docs.jsonl``.
+
+    Lucene writes random segment ids into its files, so no two builds are byte-identical, even of the same
+    input: the comparison is of everything a search reads (statistics, every term's postings with positions,
+    every document's raw text and vector) and of the BM25 runs of stock ``pyserini.search.lucene``, byte for byte.
+    """
+    # stock: one file holding the whole corpus, as the suite wrote it before, indexed by pyserini.index.lucene
+    collection = tmp_path / "collection"
+    collection.mkdir()
+    with open(collection / "docs.jsonl", "w", encoding="utf-8") as f:
+        for doc_id, contents in datasets.iter_docs_for_indexing(datasets.load(DEMO)):
+            f.write(json.dumps({"id": doc_id, "contents": contents}, ensure_ascii=False) + "\n")
+    stock_index = tmp_path / "stock-index"
+    subprocess.run([sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonCollection", "--input",
+                    str(collection), "--index", str(stock_index), "--generator", "DefaultLuceneDocumentGenerator",
+                    "--threads", "1", "--storePositions", "--storeDocvectors", "--storeRaw"],
+                   check=True, capture_output=True)
+
+    # ours: batches of about 700 characters (several), two indexing threads; nothing but the index is written
+    monkeypatch.setattr(index, "BATCH_BYTES", 700)
+    batches = []
+    real = index._batches
+    monkeypatch.setattr(index, "_batches", lambda docs: ((batches.append(b), b)[1] for b in real(docs)))
+    capfd.readouterr()
+    ours, built = index.lucene_index(DEMO, tmp_path / "ours", threads=2)
+    assert capfd.readouterr().out == ""  # Anserini's settings log stays quiet without verbose
+    assert built and len(batches) >= 3 and sum(len(b) for b, _, _ in batches) == 36
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["collection", "ours", "stock-index"]
+
+    assert _index_contents(ours) == _index_contents(stock_index)
+    topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
+    assert _stock_bm25(ours, topics, tmp_path / "a.trec") == _stock_bm25(stock_index, topics, tmp_path / "b.trec")

@@ -617,27 +617,57 @@ def _verified(mirror: Path, content: bytes):
                             sha256=hashlib.sha256(content).hexdigest(), size=len(content)), source
 
 
-def test_damaged_download_cache_refetched_from_mirror(mirror, guard):
-    download, source = _verified(mirror, b"the real bytes\n")
+def _remote(path: Path):
+    """A ``source`` factory serving ``path`` as the pinned URL's bytes (a copy into the cache, as without a mirror)."""
+    class Remote:
+        def __init__(self, url):
+            pass
+
+        def stream(self):
+            return open(path, "rb")
+
+    return Remote
+
+
+def _cached_copy(mirror: Path, content: bytes, monkeypatch):
+    """A verified copy in the cache, fetched from the URL (a mirror file is used in place, never copied)."""
+    from ir_datasets_ext.download import VerifiedDownload
+
+    download, source = _verified(mirror, content)
+    download = VerifiedDownload(download.benchmark, download.file, download.url, sha256=download.sha256,
+                                size=download.size, source=_remote(source))
+    monkeypatch.delenv("IR_DATASETS_EXT_MIRROR")
     cached = download.path()
+    assert cached == download.cache_path and cached.read_bytes() == content
+    return download, source, cached
+
+
+def test_damaged_download_cache_refetched(mirror, guard, monkeypatch):
+    download, source, cached = _cached_copy(mirror, b"the real bytes\n", monkeypatch)
     guard.arm(mirror)
     cached.write_bytes(b"THE REAL BYTES\n")  # same size: only the checksum tells (mtime changed)
     assert download.path().read_bytes() == b"the real bytes\n"
     cached.write_bytes(b"cut")  # different size: caught by the cheap check
     assert download.path().read_bytes() == b"the real bytes\n"
+    monkeypatch.setenv("IR_DATASETS_EXT_MIRROR", str(mirror))
+    cached.write_bytes(b"cut")  # with a mirror: the damaged copy gives way to the mirror file, used in place
+    assert download.path() == source and not cached.exists()
     guard.unchanged()
 
 
 def test_damaged_download_cache_reported_with_the_path_to_delete(mirror, guard, monkeypatch):
     from ir_datasets_ext.download import ChecksumError
 
-    download, source = _verified(mirror, b"the real bytes\n")
-    cached = download.path()
+    download, source, cached = _cached_copy(mirror, b"the real bytes\n", monkeypatch)
     cached.write_bytes(b"the fake bytes\n")
-    source.unlink()
+    source.unlink()  # the URL answers no more, nor has the mirror the file
     (mirror / "bench" / "keep.txt").write_text("mine")
     guard.arm(mirror)
     with pytest.raises(ChecksumError, match=rf"the cached copy of bench/data\.txt is damaged .*delete {cached}"):
+        download.path()
+    monkeypatch.setenv("IR_DATASETS_EXT_MIRROR", str(mirror))
+    with pytest.raises(ChecksumError, match=rf"the cached copy of bench/data\.txt is damaged .*not found.*delete "
+                                            rf"{cached}"):
         download.path()
     guard.unchanged()
 
@@ -665,24 +695,32 @@ def test_stale_temporary_of_killed_copy_removed(mirror, guard, isolated_ir_datas
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = target.with_name(f"{target.name}.{dead.pid}.abc123.tmp")
-    stale.write_bytes(b"x" * 500)  # what a copy killed half-way leaves
+    stale.write_bytes(b"x" * 500)  # what a copy killed half-way leaves (an earlier version copied mirror files too)
     live = target.with_name(f"{target.name}.{os.getppid()}.def456.tmp")  # a live process's copy
     live.write_bytes(b"x" * 10)
     guard.arm(mirror)
     assert download.path().read_bytes() == b"x" * 100000
     assert not stale.exists() and live.exists()
     live.unlink()
-    assert sorted(p.name for p in target.parent.iterdir()) == [".data.txt.verified", "data.txt"]
+    assert sorted(p.name for p in target.parent.iterdir()) == [".data.txt.verified"]  # the mirror file used in place
     guard.unchanged()
 
 
-def test_killed_mirror_copy_leaves_nothing_the_next_run_keeps(mirror, guard, isolated_ir_datasets_home):
+def test_killed_copy_leaves_nothing_the_next_run_keeps(mirror, guard, isolated_ir_datasets_home, monkeypatch):
+    from ir_datasets_ext.download import VerifiedDownload
+
     download, source = _verified(mirror, os.urandom(1 << 20) * 64)  # 64 MiB: the copy is under way when killed
+    monkeypatch.delenv("IR_DATASETS_EXT_MIRROR")  # fetched from the URL (served from the file), so copied
     guard.arm(mirror)
-    code = ("import ir_datasets_ext.download as d, hashlib, sys; "
-            f"v = d.VerifiedDownload('bench', 'data.txt', 'u', size={source.stat().st_size}); "
-            "d.VerifiedDownload._verify = lambda *a: __import__('time').sleep(60); v.path()")
-    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
+    code = ("import ir_datasets_ext.download as d\n"
+            "class Remote:\n"
+            "    def __init__(self, url): pass\n"
+            f"    def stream(self): return open({str(source)!r}, 'rb')\n"
+            f"v = d.VerifiedDownload('bench', 'data.txt', 'u', size={source.stat().st_size}, source=Remote)\n"
+            "d.VerifiedDownload._verify = lambda *a: __import__('time').sleep(60)\n"
+            "v.path()\n")
+    env = {k: v for k, v in os.environ.items() if k != "IR_DATASETS_EXT_MIRROR"}
+    env["PYTHONPATH"] = str(PROJECT_ROOT)
     child = subprocess.Popen([sys.executable, "-c", code], env=env)
     folder = download.cache_path.parent
     deadline = time.time() + 60
@@ -692,6 +730,7 @@ def test_killed_mirror_copy_leaves_nothing_the_next_run_keeps(mirror, guard, iso
     child.kill()
     child.wait()
     assert list(folder.glob("data.txt.*.tmp")), "the killed copy should have left its temporary"
-    assert download.path().read_bytes() == source.read_bytes()
+    again = VerifiedDownload("bench", "data.txt", "u", size=source.stat().st_size, source=_remote(source))
+    assert again.path().read_bytes() == source.read_bytes()
     assert not list(folder.glob("*.tmp"))
     guard.unchanged()

@@ -14,7 +14,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -505,10 +504,12 @@ def _start_index(tmp_path, index):
     (tmp_path / "tmp").mkdir(exist_ok=True)
     child = subprocess.Popen([os.sys.executable, "-m", "negplugins", "index", DEMO, "--index", str(index)],
                              cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".idx.collection-*.partial/docs.jsonl")):
-        assert child.poll() is None and time.monotonic() < deadline, child.stderr.read() if child.poll() else "slow"
-        time.sleep(0.1)
+    seen = []
+    while not seen or "before indexing (NEGPLUGINS_TEST_PAUSE_INDEXING)" not in seen[-1]:
+        line = child.stderr.readline()  # the command pauses (60 s) once this line is out
+        assert line, "the index command ended before its pause: " + "".join(seen)
+        seen.append(line)
+    assert list(tmp_path.glob(".idx.*.partial"))  # the index being built
     return child
 
 
@@ -525,7 +526,7 @@ def test_sigterm_during_index_cleans_up_and_the_next_run_builds(tmp_path, cli):
     _, stderr = child.communicate(timeout=120)
     assert child.returncode == 143, stderr
     assert "Traceback" not in stderr and stderr.strip().splitlines()[-1] == "negplugins: terminated"
-    assert not index.exists() and _leftovers(tmp_path) == []  # no corpus copy anywhere, no partial index
+    assert not index.exists() and _leftovers(tmp_path) == []  # no partial index, nothing in TMPDIR
     again = cli("index", DEMO, "--index", index, cwd=tmp_path)
     assert again.returncode == 0 and "built Lucene index" in again.stdout, again.stderr
 
@@ -535,7 +536,7 @@ def test_sigint_during_index_exits_130_and_leaves_no_partial_or_corpus_copy(tmp_
     (tmp_path / "mine.txt").write_text("mine\n")
     guard.arm(tmp_path / "mine.txt")
     index = tmp_path / "idx"
-    child = _start_index(tmp_path, index)  # the JVM has started: the corpus copy is written, Anserini is next
+    child = _start_index(tmp_path, index)  # the JVM has started, the first batch is read: Anserini is next
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=120)
     assert child.returncode == 130, stderr

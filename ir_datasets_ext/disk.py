@@ -1,0 +1,114 @@
+"""Free disk space before the large writes, and the permissions of what the suite writes into shared folders.
+
+Free space
+    Every large step (copying a download into the cache, building a docstore, indexing with Lucene, writing
+    a faiss index) first calls :func:`check_free_space` with an estimate of what it will write. When the
+    file system holding the folder has less free space than that, the step stops before writing anything,
+    with one line naming the folder, the space needed and the space available (:class:`DiskSpaceError`).
+    Estimates are upper bounds measured on the suite's own outputs (see the callers). As stock ir_datasets'
+    ``check_disk_free``, the check is skipped when ``IR_DATASETS_SKIP_DISK_FREE=true``.
+
+Permissions
+    ``tempfile.mkstemp`` and ``mkdtemp`` create ``0600`` files and ``0700`` folders. What the suite keeps
+    in the ir_datasets cache (``$IR_DATASETS_HOME``) and in its outputs gets the permissions of a plain
+    ``open()`` or ``mkdir`` instead (:func:`give_usual_permissions`: ``0666`` / ``0777`` less the process's
+    umask), as stock ir_datasets' cache, so that a lab can share one ``IR_DATASETS_HOME``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+__all__ = ["SKIP_ENV", "DiskSpaceError", "check_free_space", "format_bytes", "free_bytes",
+           "give_usual_permissions", "umask"]
+
+#: Set to ``true`` to skip the free space checks (the variable stock ir_datasets reads for the same purpose).
+SKIP_ENV = "IR_DATASETS_SKIP_DISK_FREE"
+
+
+class DiskSpaceError(OSError):
+    """Not enough free disk space for a step; the message names the folder, the space needed and available."""
+
+
+def format_bytes(size: float) -> str:
+    """``size`` in bytes as a short human-readable amount (``1.5 GiB``)."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _existing(folder: Path) -> Path:
+    for candidate in [folder, *folder.parents]:
+        if candidate.exists():
+            return candidate
+    return Path(folder.anchor or ".")
+
+
+def free_bytes(folder: str | os.PathLike) -> int:
+    """Free bytes (for this user) on the file system that holds ``folder`` or its nearest existing parent."""
+    return shutil.disk_usage(_existing(Path(folder).absolute())).free
+
+
+def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
+    """Refuse a step that needs about ``needed`` bytes in ``folder`` when its file system has less free space.
+
+    Parameters
+    ----------
+    folder : path
+        Where the step writes (it need not exist yet: its nearest existing parent is measured).
+    needed : int
+        Estimated bytes the step writes there.
+    what : str
+        The step, for the message (``"the Lucene index of comlq"``).
+
+    Raises
+    ------
+    DiskSpaceError
+        One line: the folder, the step, the space needed and the space available.
+    """
+    if os.environ.get(SKIP_ENV, "").strip().lower() == "true":
+        return
+    free = free_bytes(folder)
+    if free < needed:
+        raise DiskSpaceError(f"{folder}: not enough free disk space for {what}: about {format_bytes(needed)} needed, "
+                             f"{format_bytes(free)} available; free some space or choose another folder "
+                             f"({SKIP_ENV}=true skips this check)")
+
+
+def umask() -> int:
+    """The process's umask, read without changing it where Linux tells it (``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0)  # elsewhere: the classic read, which sets it for an instant
+    os.umask(mask)
+    return mask
+
+
+def give_usual_permissions(path: str | os.PathLike, recursive: bool = False) -> None:
+    """Give ``path`` the permissions ``open()`` / ``mkdir`` would have: ``0666`` / ``0777`` less the umask.
+
+    For files and folders made by ``mkstemp`` / ``mkdtemp`` (``0600`` / ``0700``). With ``recursive``, a
+    folder's contents too (symbolic links are left alone).
+    """
+    mask = umask()
+    path = Path(path)
+    todo = [path]
+    while todo:
+        current = todo.pop()
+        if current.is_symlink():
+            continue
+        if current.is_dir():
+            os.chmod(current, 0o777 & ~mask)
+            if recursive:
+                todo.extend(current.iterdir())
+        else:
+            os.chmod(current, 0o666 & ~mask)
