@@ -45,12 +45,17 @@ Before a shard or an index is written, the disk must have room for it.
 Ranking: documents by decreasing score as written in the run (inner product = cosine similarity,
 six decimals), equal scores by document id ascending (as :func:`negplugins.io.trec.ranked` and Anserini);
 the search asks faiss for more than ``hits`` documents whenever a tie crosses the cut, so the run does
-not depend on faiss's order among equal scores. The same inputs give byte-identical runs.
+not depend on faiss's order among equal scores. For a flat index the scores written are computed in
+float64 from the stored float32 vectors, the same way for every document (faiss's own float32 scores
+differ in the last bit with a document's position in the index, which a sharded index changes): faiss
+only proposes the candidates. The same inputs give byte-identical runs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import json
 import os
 import shutil
@@ -557,39 +562,109 @@ def search_index_folder(path: str | os.PathLike, queries: np.ndarray, hits: int,
         index, ids = load_dense_index(path)
         _set_search_params(index, search_params, path)
         return search_vectors(index, ids, queries, hits)
-    merged: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
+    merged: list[list[tuple[float, str, float]]] = [[] for _ in range(len(queries))]
     for shard in shards:
         index, ids = load_dense_index(shard)
         _set_search_params(index, search_params, shard)
-        for row, found in enumerate(search_vectors(index, ids, queries, hits)):
-            merged[row] = sorted(merged[row] + found, key=lambda item: _key(*item))[:hits]
+        for row, found in enumerate(_search_ranked(index, ids, queries, hits)):
+            merged[row] = list(itertools.islice(heapq.merge(merged[row], found), hits))  # doc ids differ: no ties
         del index, ids
-    return merged
+    return [[(doc_id, score) for _, doc_id, score in found] for found in merged]
 
 
 def _key(doc_id: str, score: float):
     return (-float(f"{score:.6f}"), doc_id)
 
 
+def _flat_vectors(index) -> np.ndarray | None:
+    """The stored vectors of an exact inner-product index (a view, no copy), or ``None`` for any other index."""
+    import faiss
+
+    typed = faiss.downcast_index(index)
+    if type(typed) not in (faiss.IndexFlatIP, faiss.IndexFlat) or typed.metric_type != faiss.METRIC_INNER_PRODUCT:
+        return None
+    if typed.ntotal == 0:
+        return np.zeros((0, typed.d), dtype=np.float32)
+    return faiss.rev_swig_ptr(typed.get_xb(), typed.ntotal * typed.d).reshape(typed.ntotal, typed.d)
+
+
+def _exact_scores(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Inner products computed the same way for every (query, document) pair, wherever the document is stored.
+
+    faiss's float32 kernels process documents in blocks, so the last bit of a score depends on the
+    document's position in the index (and a sharded index puts documents elsewhere). Here each product
+    of two float32 is exact in float64 and each row is summed by numpy's one pairwise order.
+    """
+    return np.multiply(vectors.astype(np.float64), query.astype(np.float64)).sum(axis=1)
+
+
+def _candidate_margin(stored: np.ndarray, query: np.ndarray, max_norm: float) -> float:
+    """How far below faiss's score at the cut a document of the exact top hits can be scored by faiss.
+
+    A float32 inner product of length ``d`` is off by at most ``d u / (1 - d u)`` times ``|q| |x|`` (``u =
+    2**-24``, whatever the order of summation): faiss's score at the cut and a document's score are each
+    off by that much, and a document tied at six decimals with the last one kept may be ``1e-6`` lower.
+    """
+    d = stored.shape[1]
+    gamma = d * 2.0 ** -24 / (1 - d * 2.0 ** -24)
+    return 2 * gamma * float(np.linalg.norm(query)) * max_norm + 1e-6
+
+
+def _more_needed(scores: np.ndarray, fetched: int, want: int, total: int, margin: float | None) -> bool:
+    """Whether documents beyond the ``fetched`` ones may belong in the top ``want`` (``scores``: faiss's, best first)."""
+    if fetched >= total:
+        return False
+    if margin is not None:  # an exact index: every document near the cut must be a candidate
+        return bool(scores[fetched - 1] >= scores[want - 1] - margin)
+    # an approximate one: a tie across the cut, fetch until the score below the cut differs
+    return f"{scores[fetched - 1]:.6f}" == f"{scores[want - 1]:.6f}"
+
+
 def search_vectors(index, ids: list[str], queries: np.ndarray, hits: int) -> list[list[tuple[str, float]]]:
-    """Top ``hits`` ``(doc_id, score)`` per query vector, ties (at six decimals) by doc id ascending."""
+    """Top ``hits`` ``(doc_id, score)`` per query vector, ties (at six decimals) by doc id ascending.
+
+    See :func:`_search_ranked`.
+    """
+    return [[(doc_id, score) for _, doc_id, score in found] for found in _search_ranked(index, ids, queries, hits)]
+
+
+def _search_ranked(index, ids: list[str], queries: np.ndarray, hits: int) -> list[list[tuple[float, str, float]]]:
+    """Top ``hits`` ``(-score at six decimals, doc_id, score)`` per query vector, in the order of the run.
+
+    For an exact (flat inner-product) index, faiss proposes the candidates (every document that faiss scores
+    within :func:`_candidate_margin` of its score at the cut) and the scores written are :func:`_exact_scores`:
+    a document's score does not depend on where it is stored, so a sharded index gives the same run as one
+    index. An approximate index keeps faiss's scores.
+    """
     total = index.ntotal
     if total == 0 or len(queries) == 0:
         return [[] for _ in range(len(queries))]
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    stored = _flat_vectors(index)
     want = min(hits, total)
-    k = min(want + 1, total)
-    scores, positions = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+    if stored is not None:  # room below the cut, so that a second search is rarely needed
+        max_norm = 1.001 * float(np.sqrt(np.einsum("ij,ij->i", stored, stored).max()))  # float32 sum: a hair more
+        k = min(2 * want + 64, total)
+    else:
+        k = min(want + 1, total)
+    scores, positions = index.search(queries, k)
     results = []
     for row in range(len(queries)):
         row_scores, row_positions = scores[row], positions[row]
         k_row = k
-        # a tie across the cut: fetch more until the score below the cut differs (or everything is fetched)
-        while k_row < total and f"{row_scores[k_row - 1]:.6f}" == f"{row_scores[want - 1]:.6f}":
+        margin = _candidate_margin(stored, queries[row], max_norm) if stored is not None else None
+        while _more_needed(row_scores, k_row, want, total, margin):
             k_row = min(2 * k_row, total)
             more_scores, more_positions = index.search(queries[row:row + 1], k_row)
             row_scores, row_positions = more_scores[0], more_positions[0]
-        found = [(ids[p], float(s)) for p, s in zip(row_positions, row_scores) if p >= 0]
-        results.append(sorted(found, key=lambda item: _key(*item))[:want])
+        keep = row_positions >= 0
+        if margin is not None:
+            keep &= row_scores >= row_scores[want - 1] - margin
+            kept = row_positions[keep]
+            row_scores = _exact_scores(stored[kept], queries[row])
+        else:
+            kept, row_scores = row_positions[keep], row_scores[keep]
+        results.append(sorted((*_key(ids[p], float(s)), float(s)) for p, s in zip(kept, row_scores))[:want])
     return results
 
 
