@@ -2,15 +2,23 @@
 
 Index layout (the same as ``python -m pyserini.encode ... output --to-faiss``)::
 
-    indexes/faiss/<corpus>/<model>/
-        index                   faiss IndexFlatIP of the L2-normalised document vectors
+    indexes/faiss/<corpus>/<model>[.<backend>][.<dtype>][.<hash>]/
+        index                   faiss IndexFlatIP of the document vectors (L2-normalised unless --no-normalize)
         docid                   one document id per line, in the order of the vectors
-        negplugins-index.json   manifest: corpus, model fingerprint, pooling, dimension, documents
+        negplugins-index.json   manifest: corpus, model fingerprint, encoding settings, dimension, documents
+    indexes/faiss/<corpus>/<...>.encoders/   ONNX exports of the model (--backend onnx / openvino only)
 
-so stock Pyserini searches it too::
+so stock Pyserini searches it too (the manifest's ``pyserini_search`` holds the arguments, where Pyserini
+can encode the queries the same way: mean or CLS pooling, a prefix ending with a space)::
 
     python -m pyserini.search.faiss --index indexes/faiss/<corpus>/<model> --topics topics/x.tsv \\
         --encoder <model folder> --encoder-class auto --pooling mean --l2-norm --output run.trec
+
+Encoding settings: everything that shapes the vectors (pooling, normalisation, token limit, passage prefix,
+backend, dtype; see :func:`negplugins.runners.encoders.encoder_settings`) is the manifest's ``encoding``, part
+of the default index folder's name (:func:`default_dense_index_path`), and compared before an index is reused:
+an index encoded otherwise is encoded again (or, given with ``--index``, refused when an option contradicts it).
+The device is recorded but not compared (float32 on a GPU gives the CPU's vectors up to rounding).
 
 Encoding is split into shards as ``pyserini.encode`` splits a collection (``--shard-id`` /
 ``--shard-num``: shard ``i`` of ``n`` holds documents ``i * (N // n)`` up to the next shard's start, the
@@ -460,6 +468,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     shape = {"pooling": pooling, "normalize": normalize, "max_length": max_length}
     query_ref = resolve_model(query_encoder) if query_encoder is not None else None
     manifest = None
+    notes = []
     if index is not None:
         index_path = Path(index)
         if not index_path.is_dir():
@@ -488,6 +497,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         passage = encoder_settings(ref, prefix=passage_prefix, role="passage", backend=backend, dtype=dtype, **shape)
         index_path = default_dense_index_path(dataset_id, ref, passage)
         encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(index_path), **passage)
+        notes += encoder.notes
         if query_ref is None:
             prefix = model_defaults(ref).query_prefix if query_prefix is None else query_prefix
             query = encoder.with_prefix(prefix, "query")
@@ -502,7 +512,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             missing = sorted(set(range(shard_num)) - set(built.shards_done))
             return {"dataset": dataset_id, "index": str(index_path), "complete": False, "shards_done": built.shards_done,
                     "shards_missing": missing, "shard_num": shard_num, "lines": None, "queries": len(order),
-                    "notes": encoder.notes}
+                    "notes": notes}
         manifest = built.manifest
     faiss_index, ids = load_dense_index(index_path)
     if faiss_index.d != query.dimension:
@@ -528,4 +538,4 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                    language=dataset_language(dataset), command=command)
     return {"dataset": dataset_id, "index": str(index_path), "complete": True, "model": ref.id,
             "query_encoder": query.ref.id, **parameters, "queries": len(order), "lines": lines, "run_tag": tag,
-            "notes": query.notes}
+            "notes": list(dict.fromkeys(notes + query.notes))}

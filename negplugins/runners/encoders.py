@@ -20,6 +20,13 @@ when known (a cached snapshot) and always the SHA-256 of its weights (files endi
 sub-folders): the weight file's own SHA-256 when there is one file, else the SHA-256 of the
 ``"<path> <sha256>\\n"`` lines of all weight files (path relative to the folder, ``/``-separated; sorted
 component by component), so a model sharded into several files has a fingerprint too.
+
+``search dense`` encodes with :class:`DenseEncoder`: the model's own tokenizer and ``AutoModel``, then pooling,
+its sentence-transformers ``Dense`` layers and L2 normalisation, run by PyTorch (any device, float32, float16
+or bfloat16) or, exported to ONNX, by ONNX Runtime (float32, int8) or OpenVINO (float32, bfloat16, float16)
+(:mod:`negplugins.runners.backends`). Its defaults are what the model folder says (:class:`ModelDefaults`:
+sentence-transformers' pooling, ``max_seq_length`` and stored prompts), so the packaged MiniLM gives
+sentence-transformers' vectors. ``search rerank``'s bi-encoder keeps :class:`SentenceEncoder`.
 """
 
 from __future__ import annotations
@@ -598,7 +605,7 @@ class DenseEncoder:
         manifest = _json_or_none(folder / ENCODER_MANIFEST)
         if manifest is not None and {k: manifest.get(k) for k in key} == key and (folder / "model.onnx").is_file() \
                 and file_sha256(folder / "model.onnx") == manifest.get("sha256"):
-            self.export = {"path": str(folder / "model.onnx"), **manifest}
+            self.export = {"path": str((folder / "model.onnx").resolve()), **manifest}
             return folder / "model.onnx"
         import torch
 
@@ -615,7 +622,7 @@ class DenseEncoder:
             import json
 
             (tmp / ENCODER_MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        self.export = {"path": str(folder / "model.onnx"), **record}
+        self.export = {"path": str((folder / "model.onnx").resolve()), **record}
         return folder / "model.onnx"
 
     def encode(self, texts, batch_size: int = 64) -> np.ndarray:

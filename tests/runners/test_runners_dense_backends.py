@@ -102,7 +102,7 @@ def test_search_with_onnx_caches_the_export_beside_the_index(models, tmp_path, m
     manifest = json.loads((index / MANIFEST).read_text())
     assert manifest["encoding"]["backend"] == "onnx" and manifest["encoding"]["dtype"] == "float32"
     export = manifest["encoder"]["export"]
-    assert Path(export["path"]).parent.parent == encoders_path(index)
+    assert Path(export["path"]).parent.parent == encoders_path(index).resolve()
     assert export["sha256"] == file_sha256(export["path"])
     a, _ = load_dense_index(index)
     b, _ = load_dense_index(torch_run["index"])
