@@ -6,10 +6,12 @@ Run by hand (not a test)::
         [--texts 2000] [--batch-size 64] [--rounds 3] [--model MODEL] [--synthetic]
 
 Both sides encode the same texts (the first N ComLQ passages, or synthetic passages when ComLQ is not
-available or ``--synthetic`` is given) with the same model object and batch size, in the same process,
+available or ``--synthetic`` is given) with the same model weights and batch size, in the same process,
 alternating A/B rounds after a warm-up; the best round of each side is compared. The suite's side is the
-whole shard-encoding path of ``negplugins search dense`` (length sorting, chunking, progress bar, copying
-into the shard's vector array). Target: ratio >= 0.9.
+whole shard-encoding path of ``negplugins search dense`` (its :class:`~negplugins.runners.encoders.DenseEncoder`
+with PyTorch in float32, length sorting, chunking, progress bar, copying into the shard's vector array); the
+two sides' vectors must agree to 1e-5. Target: ratio >= 0.9. ``bench_dense_backends.py`` compares the
+backends and dtypes.
 """
 
 from __future__ import annotations
@@ -61,15 +63,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     import numpy as np
+    from sentence_transformers import SentenceTransformer
 
     from negplugins.runners.dense import _encode_shard
-    from negplugins.runners.encoders import SentenceEncoder, resolve_model
+    from negplugins.runners.encoders import DenseEncoder, resolve_model
 
     texts = None if args.synthetic else comlq_passages(args.texts)
     source = "ComLQ passages" if texts else "synthetic passages"
     texts = texts or synthetic_passages(args.texts)
-    encoder = SentenceEncoder(resolve_model(args.model))
-    model = encoder.model  # the very same SentenceTransformer object for both sides
+    encoder = DenseEncoder(resolve_model(args.model), device="cpu")
+    model = SentenceTransformer(str(encoder.ref.path), device="cpu", local_files_only=True)
 
     def plain():
         return model.encode(texts, batch_size=args.batch_size, normalize_embeddings=True, convert_to_numpy=True,

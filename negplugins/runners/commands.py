@@ -7,7 +7,10 @@ Python API.
                             [--method {robertson,lucene,atire,bm25l,bm25+}] [--stemmer LANG|none]
                             [--stopwords LIST|none] [--hits N] [--run-tag TAG]
 
-    negplugins search dense DATASET --output RUN [--model MODEL] [--batch-size N] [--hits N]
+    negplugins search dense DATASET --output RUN [--model MODEL] [--query-encoder MODEL] [--batch-size N]
+                            [--hits N] [--device auto|cpu|cuda[:N]|mps] [--backend torch|onnx|openvino]
+                            [--dtype float32|float16|bfloat16|int8] [--pooling mean|cls|last-token]
+                            [--[no-]normalize] [--max-length N] [--query-prefix TEXT] [--passage-prefix TEXT]
                             [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
                             [--index-type FACTORY] [--train-sample N] [--search-shards]
                             [--max-index-memory SIZE] [--search-params PARAMS]
@@ -61,7 +64,12 @@ def _cmd_dense(args) -> int:
                         rebuild=args.rebuild, run_tag=args.run_tag, progress=not args.no_progress,
                         force=args.force, index_type=args.index_type, train_sample=args.train_sample,
                         search_shards=args.search_shards, max_index_memory=args.max_index_memory,
-                        search_params=args.search_params)
+                        search_params=args.search_params, query_encoder=args.query_encoder, device=args.device,
+                        dtype=args.dtype, backend=args.backend, pooling=args.pooling, normalize=args.normalize,
+                        max_length=args.max_length, query_prefix=args.query_prefix,
+                        passage_prefix=args.passage_prefix)
+    for note in info.get("notes", []):
+        print(f"negplugins: note: {note}", file=sys.stderr)
     if not info["complete"]:
         missing = ", ".join(str(i) for i in info["shards_missing"])
         print(f"encoded shard {args.shard_id} of {info['shard_num']} into {info['index']}.shards; "
@@ -143,6 +151,9 @@ def add_commands(commands, runners) -> None:
     (``commands`` is unused)."""
     # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
     DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
+    DENSE_BACKENDS = ("torch", "onnx", "openvino")
+    DENSE_DTYPES = ("float32", "float16", "bfloat16", "int8")
+    DENSE_POOLINGS = ("mean", "cls", "last-token")
     RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
     SPLADE_DEFAULTS = {"batch_size": 16, "max_length": 512, "query_max_length": 256, "quantization": 51.2}
     RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
@@ -156,8 +167,29 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--model", help="sentence-transformers / Hugging Face model folder or cached id "
                                    "(default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--encoder", dest="model", help=argparse.SUPPRESS)  # the old spelling of --model
+    p.add_argument("--query-encoder", help="a separate query model (DPR-style); passages are encoded by --model "
+                                           "(default: --model encodes both)")
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=DENSE_DEFAULTS["batch_size"],
-                   help=f"texts per forward pass, 1 to {MAX_BATCH_SIZE} (default: {DENSE_DEFAULTS['batch_size']})")
+                   help=f"texts per forward pass, 1 to {MAX_BATCH_SIZE} (default: {DENSE_DEFAULTS['batch_size']}; "
+                        "on a GPU larger batches, e.g. 512, fill it better)")
+    p.add_argument("--device", help="auto, cpu, cuda, cuda:N or mps (default: auto = cuda when PyTorch sees a GPU, "
+                                    "else cpu; onnx and openvino run on the CPU)")
+    p.add_argument("--backend", choices=DENSE_BACKENDS,
+                   help="torch, or an ONNX export run by onnxruntime or OpenVINO, cached beside the index "
+                        "(default: torch, or the --index's)")
+    p.add_argument("--dtype", choices=DENSE_DTYPES,
+                   help="float32; float16/bfloat16 (torch, openvino); int8 (onnx, dynamic per-channel "
+                        "quantization) (default: float32, or the --index's)")
+    p.add_argument("--pooling", choices=DENSE_POOLINGS,
+                   help="default: the model's sentence-transformers pooling, else mean")
+    p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None,
+                   help="L2-normalise the vectors, so inner product = cosine (default: yes; DPR: --no-normalize)")
+    p.add_argument("--max-length", type=bounded_int(1, MAX_LENGTH),
+                   help=f"token limit per text, 1 to {MAX_LENGTH} (default: the model's max_seq_length)")
+    p.add_argument("--query-prefix", help="prepended to every query, e.g. 'query: ' for E5 ('' for none; default: "
+                                          "the model's stored prompt 'query', else none)")
+    p.add_argument("--passage-prefix", help="prepended to every passage, e.g. 'passage: ' for E5 ('' for none; "
+                                            "default: the model's stored prompt 'document'/'passage', else none)")
     p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=DENSE_DEFAULTS["hits"],
                    help=f"documents per query, 1 to {MAX_HITS} (default: {DENSE_DEFAULTS['hits']}, as Pyserini)")
     p.add_argument("--shard-id", type=bounded_int(0, MAX_SHARDS - 1),

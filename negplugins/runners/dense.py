@@ -2,15 +2,23 @@
 
 Index layout (the same as ``python -m pyserini.encode ... output --to-faiss``)::
 
-    indexes/faiss/<corpus>/<model>/
-        index                   faiss IndexFlatIP of the L2-normalised document vectors
+    indexes/faiss/<corpus>/<model>[.<backend>][.<dtype>][.<hash>]/
+        index                   faiss IndexFlatIP of the document vectors (L2-normalised unless --no-normalize)
         docid                   one document id per line, in the order of the vectors
-        negplugins-index.json   manifest: corpus, model fingerprint, pooling, dimension, documents
+        negplugins-index.json   manifest: corpus, model fingerprint, encoding settings, dimension, documents
+    indexes/faiss/<corpus>/<...>.encoders/   ONNX exports of the model (--backend onnx / openvino only)
 
-so stock Pyserini searches it too::
+so stock Pyserini searches it too (the manifest's ``pyserini_search`` holds the arguments, where Pyserini
+can encode the queries the same way: mean or CLS pooling, a prefix ending with a space)::
 
     python -m pyserini.search.faiss --index indexes/faiss/<corpus>/<model> --topics topics/x.tsv \\
         --encoder <model folder> --encoder-class auto --pooling mean --l2-norm --output run.trec
+
+Encoding settings: everything that shapes the vectors (pooling, normalisation, token limit, passage prefix,
+backend, dtype; see :func:`negplugins.runners.encoders.encoder_settings`) is the manifest's ``encoding``, part
+of the default index folder's name (:func:`default_dense_index_path`), and compared before an index is reused:
+an index encoded otherwise is encoded again (or, given with ``--index``, refused when an option contradicts it).
+The device is recorded but not compared (float32 on a GPU gives the CPU's vectors up to rounding).
 
 Encoding is split into shards as ``pyserini.encode`` splits a collection (``--shard-id`` /
 ``--shard-num``: shard ``i`` of ``n`` holds documents ``i * (N // n)`` up to the next shard's start, the
@@ -73,7 +81,7 @@ from ..io.sidecars import write_metadata
 from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
 from .bm25 import pyserini_topic_order
-from .encoders import ModelRef, SentenceEncoder, resolve_model
+from .encoders import DenseEncoder, ModelRef, SentenceEncoder, encoder_settings, model_defaults, resolve_model
 from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
 
 __all__ = ["DENSE_DEFAULTS", "DEFAULT_INDEX_TYPE", "DenseIndex", "default_dense_index_path", "dense_index",
@@ -168,9 +176,53 @@ def _index_bytes(index, count: int, dimension: int) -> int:
     return count * per_vector + centroids + (1 << 20)
 
 
-def default_dense_index_path(dataset_id: str, model: ModelRef) -> Path:
-    """``indexes/faiss/<corpus>/<model name>``."""
-    return default_index_path(dataset_id, "faiss") / datasets.slug(model.name)
+_SHAPE = ("pooling", "normalize", "max_length", "prefix")  # the settings that are the model's defaults unless given
+
+
+def default_dense_index_path(dataset_id: str, model: ModelRef, settings: dict | None = None) -> Path:
+    """``indexes/faiss/<corpus>/<model name>[.<backend>][.<dtype>][.<hash>]``.
+
+    The plain model name holds the model's own encoding (its pooling, token limit and passage prompt,
+    normalised) with PyTorch in float32; another backend or dtype is named, and other pooling,
+    normalisation, token limit or passage prefix add the first 8 hex digits of the SHA-256 of those four
+    settings (``settings`` as :func:`~negplugins.runners.encoders.encoder_settings` returns them), so indexes
+    encoded differently never share a folder.
+    """
+    name = datasets.slug(model.name)
+    if settings is not None:
+        if settings["backend"] != "torch":
+            name += f".{settings['backend']}"
+        if settings["dtype"] != "float32":
+            name += f".{settings['dtype']}"
+        own = encoder_settings(model, backend=settings["backend"], dtype=settings["dtype"]) \
+            if model.path is not None else SentenceEncoder.own_settings(settings["pooling"])
+        if any(settings[k] != own[k] for k in _SHAPE):
+            shape = json.dumps({k: settings[k] for k in _SHAPE}, sort_keys=True)
+            name += "." + hashlib.sha256(shape.encode("utf-8")).hexdigest()[:8]
+    return default_index_path(dataset_id, "faiss") / name
+
+
+def encoders_path(index: str | os.PathLike) -> Path:
+    """``<index>.encoders``: the ONNX exports used to encode ``index`` and its queries (``onnx``, ``openvino``)."""
+    index = Path(index)
+    return index.with_name(index.name + ".encoders")
+
+
+def index_encoding(manifest: dict | None) -> dict | None:
+    """The encoding settings an index was built with (its manifest's ``encoding``), ``None`` if unknown.
+
+    Indexes of the first release have no ``encoding``: they were always encoded with PyTorch in float32,
+    L2-normalised, without a prefix, with the pooling and token limit their manifest records.
+    """
+    if not manifest:
+        return None
+    if isinstance(manifest.get("encoding"), dict):
+        return manifest["encoding"]
+    if manifest.get("kind") == "faiss" and manifest.get("format") == _FORMAT and "pooling" in manifest:
+        pooling = {"last": "last-token"}.get(manifest["pooling"], manifest["pooling"])
+        return {"pooling": pooling, "normalize": True, "max_length": manifest.get("max_length"), "prefix": "",
+                "backend": "torch", "dtype": "float32"}
+    return None
 
 
 def shards_path(index: str | os.PathLike) -> Path:
@@ -233,6 +285,20 @@ def _write_faiss(folder: Path, ids, vectors: np.ndarray, dimension: int) -> None
         f.writelines(f"{doc_id}\n" for doc_id in ids)
 
 
+def _pyserini_search(encoder, ref: ModelRef) -> list[str] | None:
+    """Stock ``pyserini.search.faiss`` arguments that encode queries as this index expects, when it can."""
+    if ref.path is None or encoder.pooling not in ("mean", "cls") or model_defaults(ref).dense or model_defaults(ref).lowercase:
+        return None
+    args = ["--encoder", str(ref.path), "--encoder-class", "auto", "--pooling", encoder.pooling]
+    args += ["--l2-norm"] if encoder.normalize else []
+    prefix = model_defaults(ref).query_prefix
+    if prefix:
+        if not prefix.endswith(" "):  # Pyserini joins prefix and query with a space
+            return None
+        args += ["--query-prefix", prefix[:-1]]
+    return args
+
+
 def _encode_shard(encoder, texts, batch_size, desc, progress):
     from tqdm.auto import tqdm
 
@@ -252,10 +318,15 @@ def _encode_shard(encoder, texts, batch_size, desc, progress):
 def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: str | os.PathLike | None = None,
                 batch_size: int = DENSE_DEFAULTS["batch_size"], shard_num: int = DENSE_DEFAULTS["shard_num"],
                 shard_id: int | None = None, rebuild: bool = False, progress: bool = True,
-                encoder: SentenceEncoder | None = None, index_type: str | None = None,
+                encoder: DenseEncoder | None = None, index_type: str | None = None,
                 train_sample: int | None = None, search_shards: bool = False,
-                max_index_memory: int | str | None = None) -> DenseIndex:
+                max_index_memory: int | str | None = None, *, device: str | None = None, dtype: str | None = None,
+                backend: str | None = None, pooling: str | None = None, normalize: bool | None = None,
+                max_length: int | None = None, passage_prefix: str | None = None) -> DenseIndex:
     """Encode the documents of ``dataset_id`` into a faiss index, or reuse one built earlier.
+
+    An index is reused only when its manifest records the same corpus, model weights and encoding settings
+    (pooling, normalisation, token limit, passage prefix, backend, dtype); otherwise it is encoded again.
 
     Parameters
     ----------
@@ -274,8 +345,11 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         Re-encode everything, ignoring an up-to-date index and finished shards.
     progress : bool
         Show a tqdm progress bar per shard.
-    encoder : SentenceEncoder, optional
-        An already loaded encoder of ``model`` (avoids loading it twice).
+    encoder : DenseEncoder, optional
+        An already loaded passage encoder (avoids loading it twice); the options below are then its own.
+    device, dtype, backend, pooling, normalize, max_length, passage_prefix
+        The passage encoder's options (:class:`~negplugins.runners.encoders.DenseEncoder`; ``passage_prefix``
+        is its ``prefix``); ``None``: the defaults (``auto``, ``float32``, ``torch``, the model's own).
     index_type : str, optional
         faiss factory string (inner product): ``Flat`` (default), ``HNSW32``, ``IVF65536,PQ64``, ...
     train_sample : int, optional
@@ -303,12 +377,16 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
                         f"is searched as one index (leave out --search-shards, or use --index-type Flat)")
     dataset = datasets.load(dataset_id)
     ref = encoder.ref if encoder is not None else resolve_model(model)
-    path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref)
+    settings = encoder.settings if encoder is not None else encoder_settings(
+        ref, prefix=passage_prefix, role="passage", pooling=pooling, normalize=normalize, max_length=max_length,
+        backend=backend or "torch", dtype=dtype or "float32")
+    path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref, settings)
     corpus = datasets.docs_root_id(dataset_id)
     expected = {"format": _FORMAT, "kind": "faiss", "corpus": corpus, "model_sha256": ref.sha256,
                 "index_type": index_type}
     existing = read_manifest(path)
-    if not rebuild and existing is not None and _reusable(path, existing, expected, search_shards, budget):
+    if not rebuild and existing is not None and index_encoding(existing) == settings \
+            and _reusable(path, existing, expected, search_shards, budget):
         return DenseIndex(path, True, False, list(range(existing.get("shard_num", 1))),
                           existing.get("shard_num", 1), existing)
     if path.exists() and existing is None and any(path.iterdir()):
@@ -320,7 +398,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
     ids = [doc_id for doc_id, _ in docs]
     if encoder is None:
-        encoder = SentenceEncoder(ref)
+        encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(path), **settings)
     _new_index(index_type, encoder.dimension)  # a bad factory string fails before any encoding
     vector_bytes = len(ids) * encoder.dimension * 4
     keep_shards = search_shards or (index_type == DEFAULT_INDEX_TYPE and budget is not None and vector_bytes > budget)
@@ -335,7 +413,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         shutil.rmtree(shard_root)
     shard_expected = {"format": _FORMAT, "kind": "faiss-shard", "corpus": corpus, "model_sha256": ref.sha256,
                       "shard_num": shard_num, "total": len(ids), "dimension": encoder.dimension,
-                      "max_length": encoder.max_length}
+                      "max_length": encoder.max_length, "encoding": settings}
 
     def shard_folder(i):
         return shard_root / f"shard-{i:05d}-of-{shard_num:05d}"
@@ -359,7 +437,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         with atomic_directory(shard_folder(i)) as tmp:
             _write_faiss(tmp, ids[start:end], vectors, encoder.dimension)
             manifest = dict(shard_expected, shard_id=i, start=start, end=end,
-                            docids_sha256=_ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size)
+                            docids_sha256=_ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size,
+                            encoder=_encoder_record(encoder))
             (tmp / SHARD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         built = True
 
@@ -368,18 +447,18 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         return DenseIndex(path, False, built, done, shard_num, None)
 
     folders = [shard_folder(i) for i in range(shard_num)]
-    merged_ids = []
+    merged_ids, encoded_by = [], []
     for folder in folders:
         merged_ids += (folder / "docid").read_text(encoding="utf-8").splitlines()
+        encoded_by.append((_read_json(folder / SHARD_MANIFEST) or {}).get("encoder"))
     if merged_ids != ids:
         raise UserError(f"{shard_root}: the shards do not hold the documents of {corpus} in order; rerun with --rebuild")
-    manifest = dict(expected, dataset=dataset_id, documents=len(ids), dimension=encoder.dimension,
-                    metric="inner_product", normalized=True, pooling=encoder.pooling,
+    manifest = dict(expected, encoding=settings, dataset=dataset_id, documents=len(ids), dimension=encoder.dimension,
+                    metric="inner_product", normalized=settings["normalize"], pooling=encoder.pooling,
                     max_length=encoder.max_length, shard_num=shard_num, batch_size=batch_size,
-                    model=ref.metadata(), docids_sha256=_ids_sha256(ids),
-                    layout="shards" if keep_shards else "merged",
-                    pyserini_search=None if ref.path is None else
-                    ["--encoder", str(ref.path), "--encoder-class", "auto", "--pooling", encoder.pooling, "--l2-norm"])
+                    model=ref.metadata(), encoder=encoded_by[0] if len(set(map(json.dumps, encoded_by))) == 1
+                    else encoded_by, docids_sha256=_ids_sha256(ids), layout="shards" if keep_shards else "merged",
+                    pyserini_search=_pyserini_search(encoder, ref))
     if keep_shards:
         with atomic_directory(path) as tmp:
             for folder in folders:  # hard links: no second copy on disk, and the shards stay until the swap
@@ -475,6 +554,11 @@ def _write_merged(folder: Path, shards: list[Path], ids: list[str], dimension: i
     with open(folder / "docid", "w", encoding="utf-8", newline="") as f:
         f.writelines(f"{doc_id}\n" for doc_id in ids)
     return trained_on
+
+
+def _encoder_record(encoder) -> dict:
+    """How a shard was encoded beyond its settings: the device and the ONNX export (``None`` with PyTorch)."""
+    return {"device": encoder.device, "export": encoder.export}
 
 
 def load_dense_index(path: str | os.PathLike):
@@ -668,19 +752,44 @@ def _search_ranked(index, ids: list[str], queries: np.ndarray, hits: int) -> lis
     return results
 
 
+def _settings_for_index(index_path: Path, built_with: dict | None, ref: ModelRef, options: dict) -> dict:
+    """The passage settings of an existing index: the options given must agree with its manifest."""
+    if built_with is None:  # an index without our manifest (pyserini.encode): trust the options
+        return encoder_settings(ref, role="passage", **options)
+    flags = {"pooling": "--pooling", "normalize": "--normalize/--no-normalize", "max_length": "--max-length",
+             "prefix": "--passage-prefix"}
+    for key, flag in flags.items():
+        if options[key] is not None and options[key] != built_with.get(key):
+            raise UserError(f"{index_path}: the index was encoded with {flag} {built_with.get(key)!r}, not "
+                            f"{options[key]!r}; leave {flag} out or build another index")
+    return built_with
+
+
+def _query_side(encoder):
+    """The query encoder of a given passage encoder: the same model with the model's query prompt."""
+    if isinstance(encoder, DenseEncoder) and encoder.ref.path is not None:
+        return encoder.with_prefix(model_defaults(encoder.ref).query_prefix, "query")
+    return encoder  # a SentenceEncoder: queries and passages alike, without a prompt
+
+
 def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike | None = None,
                  index: str | os.PathLike | None = None, hits: int = DENSE_DEFAULTS["hits"],
                  batch_size: int = DENSE_DEFAULTS["batch_size"], shard_num: int = DENSE_DEFAULTS["shard_num"],
                  shard_id: int | None = None, rebuild: bool = False, run_tag: str | None = None,
                  command: str | None = None, progress: bool = True, force: bool = False,
-                 encoder: SentenceEncoder | None = None, index_type: str | None = None,
+                 encoder: DenseEncoder | None = None, index_type: str | None = None,
                  train_sample: int | None = None, search_shards: bool = False,
-                 max_index_memory: int | str | None = None, search_params: str | None = None) -> dict:
+                 max_index_memory: int | str | None = None, search_params: str | None = None, *,
+                 query_encoder: str | os.PathLike | None = None, device: str | None = None, dtype: str | None = None,
+                 backend: str | None = None, pooling: str | None = None, normalize: bool | None = None,
+                 max_length: int | None = None, query_prefix: str | None = None,
+                 passage_prefix: str | None = None) -> dict:
     """Rank the documents of ``dataset_id`` for each of its queries by embedding similarity; write a TREC run.
 
-    The query and document encoder is the same model. Without ``index`` the documents are encoded
-    (or a matching index is reused) with :func:`dense_index`. Queries are written in Pyserini's topic
-    order; see the module documentation for the tie order. The metadata sidecar is written beside the run.
+    Passages are encoded by ``model``, queries by ``query_encoder`` when given (DPR-style pairs), else by
+    ``model`` too. Without ``index`` the documents are encoded (or a matching index is reused) with
+    :func:`dense_index`. Queries are written in Pyserini's topic order; see the module documentation for the
+    tie order. The metadata sidecar is written beside the run; it records both encoders' settings.
 
     Parameters
     ----------
@@ -689,7 +798,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     output : path
         The run file to write (atomically; ``.gz`` is compressed).
     model : str or path, optional
-        Encoder (folder or cached Hugging Face id); defaults to the model the index was built with,
+        Passage encoder (folder or cached Hugging Face id); defaults to the model the index was built with,
         else all-MiniLM-L6-v2.
     index : path, optional
         An existing faiss index folder (ours or one written by ``pyserini.encode --to-faiss``).
@@ -709,18 +818,37 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     force : bool
         Replace an existing run that is committed or was not written by the suite
         (see :func:`negplugins.io.outputs.check_run_output`).
-    encoder : SentenceEncoder, optional
-        An already loaded encoder (``model`` is then not read): a model loaded once for several runs, or
-        a model object (:meth:`SentenceEncoder.from_model`).
+    encoder : DenseEncoder or SentenceEncoder, optional
+        An already loaded encoder of passages and queries (``model`` is then not read, and the encoding
+        options below must be left out): a model loaded once for several runs, or a model object
+        (:meth:`SentenceEncoder.from_model`).
     index_type, train_sample, search_shards, max_index_memory : optional
         The index to build (see :func:`dense_index`); ignored with ``index``, whose own type is searched.
     search_params : str, optional
         faiss ``ParameterSpace`` settings for an approximate index (``nprobe=64``, ``efSearch=128``).
+    query_encoder : str or path, optional
+        A separate query model.
+    device : str, optional
+        ``auto`` (default: CUDA when PyTorch sees a GPU, else the CPU), ``cpu``, ``cuda``, ``cuda:N``, ``mps``.
+    dtype : {"float32", "float16", "bfloat16", "int8"}, optional
+        Default float32, or with ``index`` the index's.
+    backend : {"torch", "onnx", "openvino"}, optional
+        Default torch, or with ``index`` the index's.
+    pooling : {"mean", "cls", "last-token"}, optional
+    normalize : bool, optional
+        For both encoders; ``None``: the passage model's own pooling (with ``index``: the index's) and
+        normalised vectors (with ``index``: as the index).
+    max_length : int, optional
+        For both encoders; ``None``: each model's own (with ``index``: the index's, for its own model).
+    query_prefix, passage_prefix : str, optional
+        Prepended to queries / passages; ``None``: the model's prompts ``query`` / ``document``
+        (``passage``, ``corpus``) from its ``config_sentence_transformers.json``, else none.
 
     Returns
     -------
     dict
-        What was run; ``lines`` is ``None`` (no run written) when sharded encoding is not finished.
+        What was run; ``lines`` is ``None`` (no run written) when sharded encoding is not finished; ``notes``
+        lists remarks for the user (a slow dtype on this machine).
     """
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
@@ -729,7 +857,16 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     dataset = datasets.load(dataset_id)
     texts = datasets.query_texts(dataset)
     order = pyserini_topic_order(texts)
+    shape = {"pooling": pooling, "normalize": normalize, "max_length": max_length}
+    given = {"query_encoder": query_encoder, "device": device, "dtype": dtype, "backend": backend,
+             "pooling": pooling, "normalize": normalize, "max_length": max_length, "query_prefix": query_prefix,
+             "passage_prefix": passage_prefix}
+    if encoder is not None and any(value is not None for value in given.values()):
+        raise UserError(f"dense_search: a loaded encoder brings its own settings; leave out "
+                        f"{', '.join(k for k, v in given.items() if v is not None)}")
+    query_ref = resolve_model(query_encoder) if query_encoder is not None else None
     manifest = None
+    notes = []
     if index is not None:
         index_path = Path(index)
         if not index_path.is_dir():
@@ -741,13 +878,42 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         if manifest and manifest.get("model_sha256") not in (None, ref.sha256):
             raise UserError(f"{index_path}: the index was encoded with model "
                             f"{manifest.get('model', {}).get('id')!r}, not {ref.id!r}")
-        check_dense_index(index_path)  # fail before loading the model
-        if encoder is None:
-            encoder = SentenceEncoder(ref)
+        built_with = index_encoding(manifest)
+        if encoder is not None:
+            passage, query = encoder.settings, _query_side(encoder)
+            if built_with is not None and built_with != passage:
+                raise UserError(f"{index_path}: the index was encoded with {built_with}, not with the given "
+                                f"encoder's {passage}; give another --index or leave it out")
+            check_dense_index(index_path)
+        else:
+            backend = backend or (built_with or {}).get("backend") or "torch"
+            dtype = dtype or (built_with or {}).get("dtype") or "float32"
+            passage = _settings_for_index(index_path, built_with, ref, dict(shape, prefix=passage_prefix,
+                                                                            backend=backend, dtype=dtype))
+            check_dense_index(index_path)  # fail before loading the model
+            # one pooling and normalisation on both sides (the index's); the index's token limit for the same model
+            limit = max_length if max_length is not None or query_ref is not None else passage["max_length"]
+            query = DenseEncoder(query_ref or ref, role="query", prefix=query_prefix, pooling=passage["pooling"],
+                                 normalize=passage["normalize"], max_length=limit, backend=backend, dtype=dtype,
+                                 device=device, cache=encoders_path(index_path))
     else:
-        if encoder is None:
-            encoder = SentenceEncoder(resolve_model(model))
-        ref = encoder.ref
+        if encoder is not None:
+            ref, passage, query = encoder.ref, encoder.settings, _query_side(encoder)
+        else:
+            ref = resolve_model(model)
+            backend, dtype = backend or "torch", dtype or "float32"
+            passage = encoder_settings(ref, prefix=passage_prefix, role="passage", backend=backend, dtype=dtype,
+                                       **shape)
+            index_path = default_dense_index_path(dataset_id, ref, passage)
+            encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(index_path), **passage)
+            notes += encoder.notes
+            if query_ref is None:
+                prefix = model_defaults(ref).query_prefix if query_prefix is None else query_prefix
+                query = encoder.with_prefix(prefix, "query")
+            else:
+                query = DenseEncoder(query_ref, role="query", prefix=query_prefix, pooling=passage["pooling"],
+                                     normalize=passage["normalize"], max_length=max_length, backend=backend,
+                                     dtype=dtype, device=device, cache=encoders_path(index_path))
         built = dense_index(dataset_id, index=None, batch_size=batch_size, shard_num=shard_num, shard_id=shard_id,
                             rebuild=rebuild, progress=progress, encoder=encoder, index_type=index_type,
                             train_sample=train_sample, search_shards=search_shards, max_index_memory=max_index_memory)
@@ -755,29 +921,37 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         if not built.complete:
             missing = sorted(set(range(shard_num)) - set(built.shards_done))
             return {"dataset": dataset_id, "index": str(index_path), "complete": False, "shards_done": built.shards_done,
-                    "shards_missing": missing, "shard_num": shard_num, "lines": None, "queries": len(order)}
+                    "shards_missing": missing, "shard_num": shard_num, "lines": None, "queries": len(order),
+                    "notes": notes}
         manifest = built.manifest
     dimension = check_dense_index(index_path)
-    if dimension != encoder.dimension:
-        raise UserError(f"{index_path}: index vectors have {dimension} dimensions but model {ref.id!r} "
-                        f"gives {encoder.dimension}")
-    query_vectors = encoder.encode([texts[q] for q in order], batch_size=batch_size)
+    if dimension != query.dimension:
+        raise UserError(f"{index_path}: index vectors have {dimension} dimensions but the query encoder "
+                        f"{query.ref.id!r} gives {query.dimension}")
+    query_vectors = query.encode([texts[q] for q in order], batch_size=batch_size)
     ranking = search_index_folder(index_path, query_vectors, hits, search_params)
     tag = run_tag or f"dense-{datasets.slug(ref.name)}"
     lines = write_run(output, zip(order, ranking), tag)
     built_type = (manifest or {}).get("index_type", DEFAULT_INDEX_TYPE if manifest else None)
     layout = (manifest or {}).get("layout", "merged")
-    parameters = {"hits": hits, "batch_size": batch_size, "max_length": encoder.max_length,
-                  "pooling": encoder.pooling, "normalized": True, "similarity": "inner_product",
+    parameters = {"hits": hits, "batch_size": batch_size, "max_length": passage["max_length"],
+                  "pooling": passage["pooling"], "normalized": passage["normalize"], "similarity": "inner_product",
                   "shard_num": (manifest or {}).get("shard_num", shard_num), "index_type": built_type,
-                  "index_layout": layout, "search_params": search_params}
+                  "index_layout": layout, "search_params": search_params, "backend": passage["backend"],
+                  "dtype": passage["dtype"], "device": query.device, "passage_prefix": passage["prefix"],
+                  "query_prefix": query.prefix, "passage_encoding": passage,
+                  "query_encoding": {"model": query.ref.metadata(), **query.metadata()}}
     described = "IndexFlatIP" if built_type == DEFAULT_INDEX_TYPE else built_type or "index"
     if layout == "shards":
         described += f", exact search over {len((manifest or {}).get('shards') or [])} shards"
+    normalised = ", L2-normalised" if passage["normalize"] else ""
+    queries_by = f", queries by {query.ref.name}" if query_ref is not None else ""
     write_metadata(output, dataset=dataset_id, runner="dense",
-                   system=f"dense {ref.name} (faiss {described}, {encoder.pooling} pooling, L2-normalised)",
+                   system=f"dense {ref.name}{queries_by} (faiss {described}, {passage['pooling']} pooling{normalised}, "
+                          f"{passage['backend']} {passage['dtype']})",
                    tag=tag, parameters=parameters, model=ref.metadata(),
                    index={"path": str(index_path), "manifest": manifest},
                    language=dataset_language(dataset), command=command)
-    return {"dataset": dataset_id, "index": str(index_path), "complete": True, "model": ref.id, **parameters,
-            "queries": len(order), "lines": lines, "run_tag": tag}
+    return {"dataset": dataset_id, "index": str(index_path), "complete": True, "model": ref.id,
+            "query_encoder": query.ref.id, **parameters, "queries": len(order), "lines": lines, "run_tag": tag,
+            "notes": list(dict.fromkeys(notes + list(query.notes)))}

@@ -20,6 +20,13 @@ when known (a cached snapshot) and always the SHA-256 of its weights (files endi
 sub-folders): the weight file's own SHA-256 when there is one file, else the SHA-256 of the
 ``"<path> <sha256>\\n"`` lines of all weight files (path relative to the folder, ``/``-separated; sorted
 component by component), so a model sharded into several files has a fingerprint too.
+
+``search dense`` encodes with :class:`DenseEncoder`: the model's own tokenizer and ``AutoModel``, then pooling,
+its sentence-transformers ``Dense`` layers and L2 normalisation, run by PyTorch (any device, float32, float16
+or bfloat16) or, exported to ONNX, by ONNX Runtime (float32, int8) or OpenVINO (float32, bfloat16, float16)
+(:mod:`negplugins.runners.backends`). Its defaults are what the model folder says (:class:`ModelDefaults`:
+sentence-transformers' pooling, ``max_seq_length`` and stored prompts), so the packaged MiniLM gives
+sentence-transformers' vectors. ``search rerank``'s bi-encoder keeps :class:`SentenceEncoder`.
 """
 
 from __future__ import annotations
@@ -36,8 +43,10 @@ import numpy as np
 from ..errors import UserError
 from ..io.sidecars import file_sha256
 
-__all__ = ["DEFAULT_MODEL_ALIASES", "DEFAULT_MODEL_NAME", "ModelRef", "SentenceEncoder", "configure_offline",
-           "default_model_path", "parameter_count", "resolve_model", "state_dict_sha256", "weights_sha256"]
+__all__ = ["BACKENDS", "BACKEND_DTYPES", "DEFAULT_MODEL_ALIASES", "DEFAULT_MODEL_NAME", "DTYPES", "DenseEncoder",
+           "ModelDefaults", "ModelRef", "POOLINGS", "SentenceEncoder", "check_backend_dtype", "configure_offline",
+           "default_model_path", "encoder_settings", "model_defaults", "parameter_count", "resolve_device",
+           "resolve_model", "state_dict_sha256", "weights_sha256"]
 
 #: Display name of the packaged default model.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -319,6 +328,28 @@ class SentenceEncoder:
                 return {"mean": "mean", "cls": "cls", "cls_token": "cls", "lasttoken": "last"}.get(mode, mode)
         return "mean"
 
+    # the interface of DenseEncoder that dense_index and dense_search read
+    normalize, prefix, backend, dtype, export, notes = True, "", "torch", "float32", None, ()
+
+    @staticmethod
+    def own_settings(pooling: str, max_length: int | None = None) -> dict:
+        """The encoding settings (as :func:`encoder_settings`) of a sentence-transformers model used as it is."""
+        pooling = {"last": "last-token"}.get(pooling, pooling)
+        return {"pooling": pooling, "normalize": True, "max_length": max_length, "prefix": "", "backend": "torch",
+                "dtype": "float32"}
+
+    @property
+    def settings(self) -> dict:
+        return self.own_settings(self.pooling, self.max_length)
+
+    @property
+    def device(self) -> str:
+        return str(self.model.device)
+
+    def metadata(self) -> dict:
+        """The encoder's record in index manifests and sidecars (as :meth:`DenseEncoder.metadata`)."""
+        return {**self.settings, "device": self.device, "export": None, "library": "sentence-transformers"}
+
     def encode(self, texts, batch_size: int = 64) -> np.ndarray:
         """``float32`` array of shape ``(len(texts), dimension)``, rows of unit length."""
         if not texts:
@@ -326,3 +357,394 @@ class SentenceEncoder:
         vectors = self.model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+# -- dense encoders: options, the model's own defaults, backends ---------------------------------------------------
+
+#: ``--backend`` values: PyTorch, or an ONNX export run by ONNX Runtime or OpenVINO (CPU only).
+BACKENDS = ("torch", "onnx", "openvino")
+#: ``--dtype`` values, and those each backend runs.
+DTYPES = ("float32", "float16", "bfloat16", "int8")
+BACKEND_DTYPES = {"torch": ("float32", "float16", "bfloat16"), "onnx": ("float32", "int8"),
+                  "openvino": ("float32", "bfloat16", "float16")}
+#: ``--pooling`` values.
+POOLINGS = ("mean", "cls", "last-token")
+#: sentence-transformers prompt names used as the default passage prefix, in this order (as its ``encode_document``).
+PASSAGE_PROMPTS = ("document", "passage", "corpus")
+ENCODER_MANIFEST = "negplugins-encoder.json"
+_ENCODER_FORMAT = 1
+_ST_POOLING = {"mean_tokens": "mean", "mean": "mean", "cls_token": "cls", "cls": "cls", "lasttoken": "last-token"}
+_ST_MODULES = ("Transformer", "Pooling", "Dense", "Normalize")
+
+
+def _json_file(path: Path, what: str) -> dict:
+    from ..io.jsonfile import read_json
+
+    if not path.is_file():
+        return {}
+    value = read_json(path, what=what, max_bytes=1 << 20)
+    if not isinstance(value, dict):
+        raise UserError(f"{path}: expected a JSON object ({what})")
+    return value
+
+
+@dataclass(frozen=True)
+class ModelDefaults:
+    """What a model folder says about its own use: pooling, token limit, prompts, extra layers.
+
+    Read from its sentence-transformers files when there are (``modules.json``, ``sentence_bert_config.json``,
+    the ``Pooling`` module's ``config.json``, ``config_sentence_transformers.json``); a plain Hugging Face model
+    gets sentence-transformers' defaults for one: mean pooling, no prompts.
+    """
+
+    pooling: str | None  # None: a pooling the suite does not run (max, weighted mean, ...); --pooling must say
+    pooling_found: str  # the model's own name of its pooling, for messages
+    max_length: int
+    lowercase: bool
+    prompts: dict
+    dense: tuple  # folders of sentence-transformers Dense modules, in order
+    include_prompt: bool = True
+
+    @property
+    def query_prefix(self) -> str:
+        return self.prompts.get("query", "") or ""
+
+    @property
+    def passage_prefix(self) -> str:
+        return next((self.prompts[name] or "" for name in PASSAGE_PROMPTS if name in self.prompts), "")
+
+
+def _pooling_of(config: dict) -> tuple[str | None, str]:
+    mode = config.get("pooling_mode")
+    if not mode:
+        modes = [k[len("pooling_mode_"):] for k, v in config.items() if k.startswith("pooling_mode_") and v is True]
+        mode = "+".join(modes) if modes else "mean_tokens"
+    return _ST_POOLING.get(mode), mode
+
+
+@lru_cache(maxsize=32)
+def _model_defaults(path: str, stamp: tuple) -> ModelDefaults:
+    folder = Path(path)
+    modules = []
+    if (folder / "modules.json").is_file():
+        from ..io.jsonfile import read_json
+
+        value = read_json(folder / "modules.json", what="sentence-transformers modules", max_bytes=1 << 20)
+        modules = value if isinstance(value, list) else []
+    pooling, found, include_prompt, dense = "mean", "mean_tokens", True, []
+    for module in modules:
+        kind = str(module.get("type", "")).rsplit(".", 1)[-1]
+        sub = folder / str(module.get("path", ""))
+        if kind not in _ST_MODULES:
+            raise UserError(f"model {folder}: its sentence-transformers module {module.get('type')!r} is not supported "
+                            f"by search dense (supported: {', '.join(_ST_MODULES)})")
+        if kind == "Pooling":
+            config = _json_file(sub / "config.json", "sentence-transformers pooling")
+            pooling, found = _pooling_of(config)
+            include_prompt = bool(config.get("include_prompt", True))
+        elif kind == "Dense":
+            dense.append(sub)
+    sbert = _json_file(folder / "sentence_bert_config.json", "sentence-transformers config")
+    max_length = sbert.get("max_seq_length")
+    if not isinstance(max_length, int) or max_length <= 0:
+        limit = _json_file(folder / "tokenizer_config.json", "tokenizer config").get("model_max_length")
+        positions = _json_file(folder / "config.json", "model config").get("max_position_embeddings")
+        max_length = limit if isinstance(limit, int) and 0 < limit <= 100_000 else \
+            min(positions, 512) if isinstance(positions, int) and positions > 0 else 512
+    prompts = _json_file(folder / "config_sentence_transformers.json", "sentence-transformers config").get("prompts")
+    prompts = {str(k): str(v) for k, v in prompts.items() if isinstance(v, str)} if isinstance(prompts, dict) else {}
+    return ModelDefaults(pooling, found, int(max_length), bool(sbert.get("do_lower_case", False)), prompts,
+                         tuple(dense), include_prompt)
+
+
+def model_defaults(ref: ModelRef) -> ModelDefaults:
+    """The :class:`ModelDefaults` of a resolved model (cached per state of its files)."""
+    names = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json", "tokenizer_config.json",
+             "config.json")
+    stamp = tuple((n, (ref.path / n).stat().st_mtime_ns) for n in names if (ref.path / n).is_file())
+    return _model_defaults(str(ref.path), stamp)
+
+
+def check_backend_dtype(backend: str, dtype: str) -> None:
+    """One line naming the option when ``backend`` or ``dtype`` is unknown or the pair is not run by the suite."""
+    if backend not in BACKENDS:
+        raise UserError(f"--backend {backend}: expected one of {', '.join(BACKENDS)}")
+    if dtype not in DTYPES:
+        raise UserError(f"--dtype {dtype}: expected one of {', '.join(DTYPES)}")
+    if dtype not in BACKEND_DTYPES[backend]:
+        hint = {"int8": "use --backend onnx", "bfloat16": "use --backend openvino or torch",
+                "float16": "use --backend torch (on a GPU) or openvino"}[dtype]
+        raise UserError(f"--dtype {dtype} is not run by --backend {backend} (it runs "
+                        f"{', '.join(BACKEND_DTYPES[backend])}); {hint}")
+
+
+def resolve_device(device: str | None, backend: str = "torch") -> str:
+    """``auto`` (or ``None``) -> ``cuda`` when PyTorch sees a GPU, else ``cpu``; ``cpu``, ``cuda``, ``cuda:N`` and
+    ``mps`` are checked against what this machine has. ONNX Runtime and OpenVINO run on the CPU here."""
+    text = "auto" if device is None else str(device).strip().lower()
+    if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", text):
+        raise UserError(f"--device {device}: expected auto, cpu, cuda, cuda:N or mps")
+    if backend != "torch":
+        if text not in ("auto", "cpu"):
+            raise UserError(f"--device {device}: --backend {backend} runs on the CPU only; use --backend torch "
+                            f"for {text}")
+        return "cpu"
+    if text == "cpu":
+        return text
+    import torch
+
+    if text == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if text == "mps":
+        if not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+            raise UserError(f"--device {device}: Apple's MPS is not available to this PyTorch ({torch.__version__})")
+        return text
+    if not torch.cuda.is_available():
+        why = "built without CUDA" if torch.version.cuda is None else "finds no CUDA device"
+        raise UserError(f"--device {device}: CUDA is not available (PyTorch {torch.__version__} {why})")
+    index = int(text.split(":")[1]) if ":" in text else None
+    if index is not None and index >= torch.cuda.device_count():
+        raise UserError(f"--device {device}: no such GPU (PyTorch sees {torch.cuda.device_count()})")
+    return text
+
+
+def check_device_dtype(device: str, dtype: str) -> list[str]:
+    """Raise when the resolved ``device`` cannot run ``dtype`` with PyTorch; return notes for slow combinations."""
+    if dtype == "float32":
+        return []
+    import torch
+
+    if device.startswith("cuda"):
+        if dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
+            raise UserError(f"--dtype bfloat16 --device {device}: this GPU has no bfloat16 support; use --dtype float16")
+        return []
+    try:  # the operations of a transformer layer, in this dtype, on this device
+        layer = torch.nn.Linear(8, 8).to(device=device, dtype=getattr(torch, dtype))
+        x = torch.ones(2, 8, device=device, dtype=getattr(torch, dtype))
+        torch.nn.functional.layer_norm(torch.nn.functional.gelu(layer(x)), (8,)).softmax(-1).sum().item()
+    except (RuntimeError, TypeError) as error:
+        raise UserError(f"--dtype {dtype} --device {device}: PyTorch {torch.__version__} cannot run it "
+                        f"({_first_line(error)}); use --dtype float32") from None
+    notes = []
+    if device == "cpu" and dtype == "float16":
+        notes.append("--dtype float16 on the CPU: PyTorch runs it, mostly more slowly than float32; bfloat16 or "
+                     "--backend openvino are the fast CPU options")
+    if device == "cpu" and dtype == "bfloat16":
+        from .backends import cpu_bf16
+
+        if cpu_bf16() is False:
+            notes.append("--dtype bfloat16: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), so PyTorch "
+                         "emulates them: the same vectors, more slowly than float32")
+    return notes
+
+
+def encoder_settings(ref: ModelRef, *, prefix: str | None = None, role: str = "passage", pooling: str | None = None,
+                     normalize: bool | None = None, max_length: int | None = None, backend: str = "torch",
+                     dtype: str = "float32") -> dict:
+    """What a :class:`DenseEncoder` with these options would use, checked, without loading the model.
+
+    Returns ``{"pooling", "normalize", "max_length", "prefix", "backend", "dtype"}``: the settings that shape the
+    vectors (recorded in index manifests and sidecars; an index is reused only when they all match). ``None``
+    means the model's own default (:class:`ModelDefaults`; ``normalize``: true).
+    """
+    from ..options import MAX_LENGTH, check_int
+
+    check_backend_dtype(backend, dtype)
+    if pooling is not None and pooling not in POOLINGS:
+        raise UserError(f"--pooling {pooling}: expected one of {', '.join(POOLINGS)}")
+    if max_length is not None:
+        check_int(max_length, "--max-length", 1, MAX_LENGTH)
+    if role not in ("passage", "query"):
+        raise ValueError(role)
+    defaults = model_defaults(ref)
+    if pooling is None and defaults.pooling is None:
+        raise UserError(f"model {ref.id!r}: its pooling {defaults.pooling_found!r} is not run by search dense; "
+                        f"choose --pooling ({', '.join(POOLINGS)})")
+    if prefix is None:
+        prefix = defaults.query_prefix if role == "query" else defaults.passage_prefix
+    if prefix and not defaults.include_prompt:
+        raise UserError(f"model {ref.id!r}: its pooling leaves the prompt's tokens out (include_prompt false), "
+                        f"which search dense does not do; give --{role}-prefix ''")
+    return {"pooling": pooling or defaults.pooling, "normalize": True if normalize is None else bool(normalize),
+            "max_length": int(max_length or defaults.max_length), "prefix": str(prefix), "backend": backend,
+            "dtype": dtype}
+
+
+class DenseEncoder:
+    """Text -> vectors for dense retrieval: the model's tokenizer, a backend, pooling, normalisation, prefix.
+
+    Parameters
+    ----------
+    ref : ModelRef
+        The model (:func:`resolve_model`).
+    prefix : str, optional
+        Prepended to every text (E5's ``"query: "`` / ``"passage: "``, a BGE instruction); default: the model's
+        own prompt for ``role`` (sentence-transformers ``prompts``: ``query``, or ``document`` / ``passage`` /
+        ``corpus``), else none.
+    role : {"passage", "query"}
+        Which prompt of the model is the default prefix.
+    pooling : {"mean", "cls", "last-token"}, optional
+        Default: the model's sentence-transformers ``Pooling`` module, else mean.
+    normalize : bool
+        L2-normalise the vectors (inner product = cosine); default true.
+    max_length : int, optional
+        Token limit per text (longer ones are truncated); default: the model's ``max_seq_length``, else its
+        tokenizer's ``model_max_length``, else ``min(max_position_embeddings, 512)``.
+    backend : {"torch", "onnx", "openvino"}
+    dtype : {"float32", "float16", "bfloat16", "int8"}
+        Weights and activations: float16/bfloat16 with PyTorch (``model.to(dtype)``), bfloat16/float16 with
+        OpenVINO (``INFERENCE_PRECISION_HINT``), int8 with ONNX Runtime (dynamic quantization).
+    device : str
+        ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (:func:`resolve_device`).
+    cache : path, optional
+        Folder for ONNX exports (``onnx`` and ``openvino``), reused while they match; default: a temporary
+        folder removed with the encoder.
+
+    Attributes
+    ----------
+    settings : dict
+        What shapes the vectors: ``pooling``, ``normalize``, ``max_length``, ``prefix``, ``backend``, ``dtype``.
+    notes : list of str
+        Remarks for the user (a slow combination).
+    """
+
+    def __init__(self, ref: ModelRef, *, prefix: str | None = None, role: str = "passage", pooling: str | None = None,
+                 normalize: bool | None = None, max_length: int | None = None, backend: str = "torch",
+                 dtype: str = "float32", device: str | None = "auto", cache: str | os.PathLike | None = None):
+        quiet_transformers()
+        settings = encoder_settings(ref, prefix=prefix, role=role, pooling=pooling, normalize=normalize,
+                                    max_length=max_length, backend=backend, dtype=dtype)
+        self.ref, self.role = ref, role
+        self.pooling, self.normalize, self.max_length, self.prefix, self.backend, self.dtype = settings.values()
+        self.device = resolve_device(device, backend)
+        self.notes = check_device_dtype(self.device, dtype) if backend == "torch" else []
+        defaults = model_defaults(ref)
+        self.lowercase = defaults.lowercase
+        self._dense = list(defaults.dense)
+        self._cache = cache
+        self._tmp = None
+        self.export: dict | None = None
+        try:
+            from transformers import AutoModel, AutoTokenizer
+
+            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+            model = AutoModel.from_pretrained(str(ref.path), local_files_only=True)
+        except model_load_errors() as error:
+            raise load_error(ref, error, "dense encoder") from None
+        if getattr(model.config, "is_encoder_decoder", False):  # T5-style (GTR, sentence-T5): the encoder alone
+            model = model.get_encoder()
+        if self.tokenizer.pad_token is None:  # decoder models: pad with the end-of-sequence token
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        import inspect
+
+        accepted = inspect.signature(model.forward).parameters  # token_type_ids: BERT yes, RoBERTa/Llama no
+        self._inputs = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in accepted]
+        from .backends import dense_layers, embedding_module
+
+        module = embedding_module(model, self.pooling, self.normalize, dense_layers(self._dense))
+        self.runner = self._runner(module)
+        self.dimension = int(self.runner(self._features(["negplugins"])).shape[1])
+
+    @property
+    def settings(self) -> dict:
+        return {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length,
+                "prefix": self.prefix, "backend": self.backend, "dtype": self.dtype}
+
+    def metadata(self) -> dict:
+        """The encoder's record in index manifests and sidecars: its settings, device and ONNX export (or None)."""
+        return {**self.settings, "device": self.device, "export": self.export}
+
+    def with_prefix(self, prefix: str, role: str) -> DenseEncoder:
+        """The same loaded model with another prefix (queries and passages of one model)."""
+        import copy
+
+        other = copy.copy(self)
+        other.prefix, other.role = prefix, role
+        return other
+
+    def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
+        texts = [self.prefix + t for t in texts]
+        if self.lowercase:
+            texts = [t.lower() for t in texts]
+        encoded = self.tokenizer(texts, padding=True, truncation="longest_first", max_length=self.max_length,
+                                 return_tensors="np")
+        return {name: np.ascontiguousarray(encoded[name], dtype=np.int64) for name in self._inputs if name in encoded}
+
+    def _runner(self, module):
+        from . import backends
+
+        if self.backend == "torch":
+            return backends.TorchRunner(module, self.device, self.dtype)
+        import importlib.util
+
+        needed = ("onnx", "onnxruntime") if self.backend == "onnx" else ("onnx", "openvino")
+        missing = [name for name in needed if importlib.util.find_spec(name) is None]
+        if missing:
+            raise UserError(f"--backend {self.backend} needs {' and '.join(missing)} (not installed): "
+                            f"pip install 'negplugins[fast]'")
+        path = self._exported(module)
+        if self.backend == "onnx":
+            return backends.OnnxRunner(path)
+        return backends.OpenVinoRunner(path, self.dtype)
+
+    def _exported(self, module) -> Path:
+        """The ONNX file of this model and pooling (int8: quantized), from the cache or exported into it now."""
+        from ..io.files import atomic_directory
+        from ..io.sidecars import file_sha256
+        from .backends import ONNX_OPSET, export_onnx, quantize_int8
+
+        if self._cache is None:
+            import tempfile
+
+            self._tmp = tempfile.TemporaryDirectory(prefix="negplugins-onnx-")
+            self._cache = self._tmp.name
+        variant = "int8" if self.dtype == "int8" else "float32"
+        key = {"format": _ENCODER_FORMAT, "kind": "onnx-encoder", "model_sha256": self.ref.sha256,
+               "pooling": self.pooling, "normalize": self.normalize, "variant": variant, "opset": ONNX_OPSET}
+        name = (f"{_slug(self.ref.name)}-{self.ref.sha256[:12]}-{self.pooling}-"
+                f"{'norm' if self.normalize else 'raw'}-{variant}")
+        folder = Path(self._cache) / name
+        manifest = _json_or_none(folder / ENCODER_MANIFEST)
+        if manifest is not None and {k: manifest.get(k) for k in key} == key and (folder / "model.onnx").is_file() \
+                and file_sha256(folder / "model.onnx") == manifest.get("sha256"):
+            self.export = {"path": str((folder / "model.onnx").resolve()), **manifest}
+            return folder / "model.onnx"
+        import torch
+
+        sample = self._features(["negplugins", "a longer sample text, for the export of the graph"])
+        with atomic_directory(folder) as tmp:
+            export_onnx(module, sample, tmp / "model.onnx")
+            record = dict(key, exporter=f"torch.onnx.export (TorchScript) torch {torch.__version__}",
+                          inputs=list(sample))
+            if variant == "int8":
+                (tmp / "model.onnx").rename(tmp / "model-float32.onnx")
+                record["quantization"] = quantize_int8(tmp / "model-float32.onnx", tmp / "model.onnx")
+                (tmp / "model-float32.onnx").unlink()
+            record["sha256"] = file_sha256(tmp / "model.onnx")
+            import json
+
+            (tmp / ENCODER_MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        self.export = {"path": str((folder / "model.onnx").resolve()), **record}
+        return folder / "model.onnx"
+
+    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
+        """``float32`` array of shape ``(len(texts), dimension)``; longest texts are batched together."""
+        texts = list(texts)
+        vectors = np.zeros((len(texts), getattr(self, "dimension", 0)), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        for start in range(0, len(texts), batch_size):
+            rows = order[start:start + batch_size]
+            vectors[rows] = self.runner(self._features([texts[i] for i in rows]))
+        return vectors
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
+
+
+def _json_or_none(path: Path) -> dict | None:
+    try:
+        value = _json_file(path, "encoder manifest")
+    except UserError:
+        return None
+    return value or None

@@ -15,6 +15,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def minilm_encoder():
-    from negplugins.runners.encoders import SentenceEncoder, resolve_model
+    from negplugins.runners.encoders import DenseEncoder, resolve_model
 
-    return SentenceEncoder(resolve_model(None))
+    return DenseEncoder(resolve_model(None), device="cpu")

@@ -151,11 +151,14 @@ def test_document_text_and_fields():
 
 
 class _RecordingEncoder:
-    """Stands in for SentenceEncoder in :func:`dense_index`: records the texts it is asked to encode."""
+    """Stands in for DenseEncoder in :func:`dense_index`: records the texts it is asked to encode."""
 
     def __init__(self):
         self.ref = resolve_model(None)
-        self.dimension, self.max_length, self.pooling = 4, 256, "mean"
+        self.dimension, self.max_length, self.pooling, self.normalize = 4, 256, "mean", True
+        self.settings = {"pooling": "mean", "normalize": True, "max_length": 256, "prefix": "", "backend": "torch",
+                         "dtype": "float32"}
+        self.device, self.export = "cpu", None
         self.texts = []
 
     def encode(self, texts, batch_size=64):

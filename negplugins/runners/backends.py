@@ -1,0 +1,245 @@
+"""Forward passes of a dense encoder: PyTorch, ONNX Runtime and OpenVINO, pooling and normalisation included.
+
+:class:`negplugins.runners.encoders.DenseEncoder` tokenizes; this module turns token ids into vectors. One
+``torch.nn.Module`` (:func:`embedding_module`: the Hugging Face model, then pooling, the model's
+sentence-transformers ``Dense`` layers, then L2 normalisation) is what the ``torch`` backend runs and what
+:func:`export_onnx` hands to ``torch.onnx.export``, so the ONNX graph, which ONNX Runtime and OpenVINO both
+run, computes the same function with pooling and normalisation inside it.
+
+Pooling (``attention_mask`` marks the real tokens):
+
+* ``mean``: the average of the token vectors of the real tokens (sentence-transformers' ``mean_tokens``);
+* ``cls``: the first token's vector (sentence-transformers' ``cls_token``, Pyserini's ``cls``);
+* ``last-token``: the vector of the last real token of each row, whichever side the tokenizer pads
+  (sentence-transformers' ``lasttoken``, for decoder models such as E5-Mistral or Qwen embeddings).
+
+The pooled vector and everything after it are computed in float32 whatever the model's dtype.
+
+The ONNX export uses the TorchScript exporter (``dynamo=False``; the dynamo exporter needs ``onnxscript``, which
+the suite does not install), opset :data:`ONNX_OPSET`, with the batch and sequence axes dynamic. int8 is ONNX
+Runtime's dynamic quantization (``quantize_dynamic``, int8 weights quantized per output channel, activations
+quantized per batch at run time); per-tensor weights lose clearly more retrieval quality.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+
+__all__ = ["ONNX_OPSET", "OnnxRunner", "OpenVinoRunner", "TorchRunner", "cpu_bf16", "embedding_module",
+           "export_onnx", "openvino_capabilities", "quantize_int8"]
+
+#: ONNX opset of the exported graphs.
+ONNX_OPSET = 17
+
+_ACTIVATIONS = {"torch.nn.modules.activation.Tanh": "tanh", "torch.nn.Tanh": "tanh",
+                "torch.nn.modules.linear.Identity": "identity", "torch.nn.Identity": "identity"}
+
+
+def cpu_bf16() -> bool | None:
+    """Whether this CPU has bfloat16 instructions (``avx512_bf16`` or ``amx_bf16`` in ``/proc/cpuinfo``).
+
+    ``None`` where it cannot be told (no ``/proc/cpuinfo``: not Linux, or not x86). Without them PyTorch
+    emulates bfloat16 (the same results, more slowly than float32) and OpenVINO silently runs float32.
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            flags = {word for line in f if line.startswith("flags") for word in line.split(":", 1)[1].split()}
+    except OSError:
+        return None
+    if not flags:
+        return None
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def dense_layers(folders: list[Path]) -> list:
+    """sentence-transformers ``Dense`` modules as ``(torch.nn.Linear, activation name)``, read from their folders."""
+    import json
+
+    import torch
+
+    layers = []
+    for folder in folders:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        activation = _ACTIVATIONS.get(config.get("activation_function", "torch.nn.modules.activation.Tanh"))
+        if activation is None:
+            raise UserError(f"{folder}: Dense activation {config.get('activation_function')!r} is not supported "
+                            f"(supported: Tanh, Identity)")
+        linear = torch.nn.Linear(int(config["in_features"]), int(config["out_features"]),
+                                 bias=bool(config.get("bias", True)))
+        if (folder / "model.safetensors").is_file():
+            from safetensors.torch import load_file
+
+            state = load_file(str(folder / "model.safetensors"))
+        elif (folder / "pytorch_model.bin").is_file():
+            state = torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
+        else:
+            raise UserError(f"{folder}: Dense module without model.safetensors or pytorch_model.bin")
+        linear.load_state_dict({k[len("linear."):]: v for k, v in state.items() if k.startswith("linear.")})
+        layers.append((linear, activation))
+    return layers
+
+
+def embedding_module(model, pooling: str, normalize: bool, dense: list = ()):
+    """``model`` (a Hugging Face ``AutoModel``) followed by pooling, ``dense`` layers and normalisation.
+
+    The module's ``forward(input_ids, attention_mask[, token_type_ids])`` returns float32 vectors
+    of shape ``(batch, dimension)``.
+    """
+    import torch
+
+    class Embedding(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            self.dense = torch.nn.ModuleList([layer for layer, _ in dense])
+            self.activations = [activation for _, activation in dense]
+
+        def forward(self, input_ids, attention_mask, token_type_ids=None):
+            inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+            if token_type_ids is not None:
+                inputs["token_type_ids"] = token_type_ids
+            hidden = self.model(**inputs)[0].float()
+            if pooling == "mean":
+                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+                vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            elif pooling == "cls":
+                vectors = hidden[:, 0]
+            elif pooling == "last-token":
+                # position of each row's last real token: the largest position whose mask is 1
+                positions = torch.cumsum(torch.ones_like(attention_mask), 1) - 1
+                last = (positions * attention_mask).argmax(1)
+                vectors = hidden.gather(1, last.view(-1, 1, 1).expand(-1, 1, hidden.shape[-1])).squeeze(1)
+            else:  # pragma: no cover - checked by the caller
+                raise ValueError(pooling)
+            for layer, activation in zip(self.dense, self.activations):
+                vectors = layer(vectors.to(layer.weight.dtype)).float()
+                if activation == "tanh":
+                    vectors = torch.tanh(vectors)
+            if normalize:
+                vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+            return vectors
+
+    return Embedding().eval()
+
+
+class TorchRunner:
+    """Runs the embedding module with PyTorch on ``device`` (``cpu``, ``cuda:N``, ``mps``), weights in ``dtype``."""
+
+    def __init__(self, module, device: str, dtype: str):
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        # weights in the chosen dtype (model.half() / model.to(bfloat16)): faster than autocast on CPU, where
+        # autocast keeps float32 weights and casts them at every call; pooling and normalisation stay float32
+        self.module = module.to(device=self.device, dtype=getattr(torch, dtype)).eval()
+
+    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        torch = self.torch
+        with torch.inference_mode():
+            inputs = {name: torch.from_numpy(value).to(self.device, non_blocking=True)
+                      for name, value in features.items()}
+            return self.module(**inputs).float().cpu().numpy()
+
+
+def export_onnx(module, features: dict[str, np.ndarray], target: Path) -> None:
+    """Write ``module`` as an ONNX graph to ``target``, inputs named as ``features`` (sample inputs), batch and
+    sequence axes dynamic, output ``embedding``."""
+    import torch
+
+    names = list(features)
+    args = tuple(torch.from_numpy(features[name]) for name in names)
+    axes = {name: {0: "batch", 1: "sequence"} for name in names}
+    axes["embedding"] = {0: "batch"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer and deprecation warnings: the export is checked by the tests
+        torch.onnx.export(module.float().cpu(), args, str(target), dynamo=False, input_names=names,
+                          output_names=["embedding"], dynamic_axes=axes, opset_version=ONNX_OPSET,
+                          do_constant_folding=True)
+
+
+def quantize_int8(source: Path, target: Path) -> dict:
+    """ONNX Runtime dynamic int8 quantization of ``source`` (weights per channel) into ``target``; returns its record."""
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.ERROR))  # its advice to pre-process, logged on the root logger
+    try:
+        quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8)
+    finally:
+        root.setLevel(level)
+    return {"method": "onnxruntime.quantization.quantize_dynamic", "weight_type": "QInt8", "per_channel": True,
+            "onnxruntime": onnxruntime.__version__}
+
+
+class OnnxRunner:
+    """An exported graph run by ONNX Runtime's CPU execution provider."""
+
+    def __init__(self, path: Path, threads: int | None = None):
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.session.get_inputs()]
+
+    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        return self.session.run(None, {name: features[name] for name in self.inputs})[0]
+
+
+#: OpenVINO's names of the precisions (``INFERENCE_PRECISION_HINT``) and capabilities of the dtypes.
+OPENVINO_PRECISION = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+_OPENVINO_CAPABILITY = {"bfloat16": "BF16", "float16": "FP16"}
+
+
+def openvino_capabilities(core=None) -> list[str]:
+    """OpenVINO's ``OPTIMIZATION_CAPABILITIES`` of the CPU (``BF16`` where it runs bfloat16, ``FP16``, ``INT8``...)."""
+    if core is None:
+        import openvino
+
+        core = openvino.Core()
+    return list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+
+
+class OpenVinoRunner:
+    """An exported graph compiled by OpenVINO for the CPU with ``INFERENCE_PRECISION_HINT`` set explicitly.
+
+    Without the hint OpenVINO runs bfloat16 on CPUs that have it, so float32 must be asked for. A CPU that lacks
+    the asked precision (``BF16`` / ``FP16`` in the plugin's ``OPTIMIZATION_CAPABILITIES``) is an error here:
+    OpenVINO would silently run float32 and the index would say otherwise.
+    """
+
+    def __init__(self, path: Path, dtype: str):
+        import openvino
+
+        core = openvino.Core()
+        capability = _OPENVINO_CAPABILITY.get(dtype)
+        if capability is not None:
+            have = openvino_capabilities(core)
+            if capability not in have:
+                raise UserError(f"--dtype {dtype} --backend openvino: this CPU has no {capability} support "
+                                f"(OpenVINO's CPU capabilities: {', '.join(have)}); use --dtype float32")
+        config = {"INFERENCE_PRECISION_HINT": OPENVINO_PRECISION[dtype]}
+        self.compiled = core.compile_model(str(path), "CPU", config)
+        precision = self.compiled.get_property("INFERENCE_PRECISION_HINT")
+        self.precision = precision.get_type_name() if hasattr(precision, "get_type_name") else str(precision)
+        if self.precision != config["INFERENCE_PRECISION_HINT"]:
+            raise UserError(f"--dtype {dtype} --backend openvino: OpenVINO compiled the model for {self.precision}, "
+                            f"not {config['INFERENCE_PRECISION_HINT']}; use --dtype float32")
+        self.request = self.compiled.create_infer_request()
+        self.inputs = [port.get_any_name() for port in self.compiled.inputs]
+
+    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        result = self.request.infer({name: features[name] for name in self.inputs})
+        return np.array(result[self.compiled.output(0)], dtype=np.float32)
