@@ -19,6 +19,11 @@ last shard takes the remainder). Every finished shard is written atomically, wit
 finished shard. When all shards are there they are merged (in order) into the index, atomically, and the
 shard folders are removed.
 
+``engine="ray"`` (``--engine ray``) encodes the shards on a Ray cluster instead
+(:mod:`negplugins.runners.ray_engine`): the same shards, index and run as this process with the same
+``shard_num`` (a shard's texts are sorted by length and batched as a whole, so the shard count, not the engine,
+decides the batches), a shard written as soon as all its documents are encoded.
+
 Ranking: documents by decreasing score as written in the run (inner product = cosine similarity,
 six decimals), equal scores by document id ascending (as :func:`negplugins.io.trec.ranked` and Anserini);
 the search asks faiss for more than ``hits`` documents whenever a tie crosses the cut, so the run does
@@ -44,6 +49,7 @@ from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
+from . import ray_engine
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, resolve_model
 from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
@@ -142,7 +148,7 @@ def _encode_shard(encoder, texts, batch_size, desc, progress):
 def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: str | os.PathLike | None = None,
                 batch_size: int = DENSE_DEFAULTS["batch_size"], shard_num: int = DENSE_DEFAULTS["shard_num"],
                 shard_id: int | None = None, rebuild: bool = False, progress: bool = True,
-                encoder: SentenceEncoder | None = None) -> DenseIndex:
+                encoder: SentenceEncoder | None = None, engine="single") -> DenseIndex:
     """Encode the documents of ``dataset_id`` into a faiss index, or reuse one built earlier.
 
     Parameters
@@ -164,6 +170,11 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         Show a tqdm progress bar per shard.
     encoder : SentenceEncoder, optional
         An already loaded encoder of ``model`` (avoids loading it twice).
+    engine : {"single", "ray"} or RayEngine
+        Encode in this process, or on Ray (:mod:`negplugins.runners.ray_engine`; a
+        :class:`~negplugins.runners.ray_engine.RayEngine` says which cluster and how many workers). The
+        output is the same; give ``shard_num`` > 1 so that an interrupted Ray job resumes from its finished
+        shards.
 
     Returns
     -------
@@ -172,6 +183,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     """
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     _check_shards(shard_id, shard_num)
+    on_ray = ray_engine.engine_of(engine)
     dataset = datasets.load(dataset_id)
     ref = encoder.ref if encoder is not None else resolve_model(model)
     path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref)
@@ -186,10 +198,13 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         raise UserError(f"{path}: exists and is not an index built by negplugins (no {MANIFEST}); "
                         f"remove it or choose another --index")
 
-    docs = list(datasets.iter_docs_for_indexing(dataset))
-    if not docs:
+    if on_ray is None:
+        docs = list(datasets.iter_docs_for_indexing(dataset))
+        ids = [doc_id for doc_id, _ in docs]
+    else:  # the texts are read by Ray's read tasks, a shard at a time
+        ids = ray_engine.document_ids(dataset)
+    if not ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
-    ids = [doc_id for doc_id, _ in docs]
     if encoder is None:
         encoder = SentenceEncoder(ref)
     shard_root = shards_path(path)
@@ -210,16 +225,28 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             and (shard_folder(i) / "index").is_file() and (shard_folder(i) / "docid").is_file()
 
     built = False
-    for i in ([shard_id] if shard_id is not None else range(shard_num)):
-        if finished(i):
-            continue
+    todo = [i for i in ([shard_id] if shard_id is not None else range(shard_num)) if not finished(i)]
+
+    def encoded_here():
+        for i in todo:
+            start, end = shard_bounds(len(ids), i, shard_num)
+            yield i, _encode_shard(encoder, [text for _, text in docs[start:end]], batch_size,
+                                   f"encoding {corpus} shard {i + 1}/{shard_num}", progress)
+
+    if on_ray is None:
+        encoded = encoded_here()
+    else:  # shards are yielded as they complete, in any order
+        encoded = ray_engine.encode_shards(
+            on_ray, dataset_id, ref, {i: shard_bounds(len(ids), i, shard_num) for i in todo}, ids, encoder.dimension,
+            batch_size, max_length=encoder.max_length, progress=progress,
+            desc=f"encoding {corpus} ({len(todo)} of {shard_num} shards)")
+    for i, vectors in encoded:
         start, end = shard_bounds(len(ids), i, shard_num)
-        vectors = _encode_shard(encoder, [text for _, text in docs[start:end]], batch_size,
-                                f"encoding {corpus} shard {i + 1}/{shard_num}", progress)
         with atomic_directory(shard_folder(i)) as tmp:
             _write_faiss(tmp, ids[start:end], vectors, encoder.dimension)
             manifest = dict(shard_expected, shard_id=i, start=start, end=end,
-                            docids_sha256=_ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size)
+                            docids_sha256=_ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size,
+                            engine=ray_engine.describe(engine)["name"])
             (tmp / SHARD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         built = True
 
@@ -242,7 +269,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         manifest = dict(expected, dataset=dataset_id, documents=len(ids), dimension=encoder.dimension,
                         metric="inner_product", normalized=True, pooling=encoder.pooling,
                         max_length=encoder.max_length, shard_num=shard_num, batch_size=batch_size,
-                        model=ref.metadata(), docids_sha256=_ids_sha256(ids),
+                        engine=ray_engine.describe(engine), model=ref.metadata(), docids_sha256=_ids_sha256(ids),
                         pyserini_search=["--encoder", str(ref.path), "--encoder-class", "auto",
                                          "--pooling", encoder.pooling, "--l2-norm"])
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -299,7 +326,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                  index: str | os.PathLike | None = None, hits: int = DENSE_DEFAULTS["hits"],
                  batch_size: int = DENSE_DEFAULTS["batch_size"], shard_num: int = DENSE_DEFAULTS["shard_num"],
                  shard_id: int | None = None, rebuild: bool = False, run_tag: str | None = None,
-                 command: str | None = None, progress: bool = True, force: bool = False) -> dict:
+                 command: str | None = None, progress: bool = True, force: bool = False, engine="single") -> dict:
     """Rank the documents of ``dataset_id`` for each of its queries by embedding similarity; write a TREC run.
 
     The query and document encoder is the same model. Without ``index`` the documents are encoded
@@ -333,6 +360,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     force : bool
         Replace an existing run that is committed or was not written by the suite
         (see :func:`negplugins.io.outputs.check_run_output`).
+    engine : {"single", "ray"} or RayEngine
+        Where the documents are encoded (see :func:`dense_index`); recorded in the sidecar's parameters.
 
     Returns
     -------
@@ -342,6 +371,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     _check_shards(shard_id, shard_num)
+    ray_engine.engine_of(engine)
     check_run_output(output, force=force)
     dataset = datasets.load(dataset_id)
     texts = datasets.query_texts(dataset)
@@ -364,7 +394,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         ref = resolve_model(model)
         encoder = SentenceEncoder(ref)
         built = dense_index(dataset_id, index=None, batch_size=batch_size, shard_num=shard_num, shard_id=shard_id,
-                            rebuild=rebuild, progress=progress, encoder=encoder)
+                            rebuild=rebuild, progress=progress, encoder=encoder, engine=engine)
         index_path = built.path
         if not built.complete:
             missing = sorted(set(range(shard_num)) - set(built.shards_done))
@@ -382,6 +412,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     parameters = {"hits": hits, "batch_size": batch_size, "max_length": encoder.max_length,
                   "pooling": encoder.pooling, "normalized": True, "similarity": "inner_product",
                   "shard_num": (manifest or {}).get("shard_num", shard_num)}
+    parameters["engine"] = ray_engine.describe(engine)
     write_metadata(output, dataset=dataset_id, runner="dense",
                    system=f"dense {ref.name} (faiss IndexFlatIP, {encoder.pooling} pooling, L2-normalised)",
                    tag=tag, parameters=parameters, model=ref.metadata(),

@@ -35,6 +35,7 @@ scoreddocs candidates score 0.0), so a first-stage order between them is just do
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import numpy as np
 
@@ -44,11 +45,12 @@ from ..io.outputs import check_run_output
 from ..io.sidecars import file_sha256, write_metadata
 from ..io.trec import ranked, read_run, write_run
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
+from . import ray_engine
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, load_error, model_load_errors, quiet_transformers, resolve_model
 from .lucene_index import dataset_language
 
-__all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "rerank"]
+__all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "make_scorer", "rerank"]
 
 RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
 RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
@@ -182,9 +184,15 @@ def load_reranker(model: str | os.PathLike | None, reranker: str | None = None,
         raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
     ref = resolve_model(model)
     kind = reranker or detect_reranker(ref)
+    return make_scorer(ref, kind, batch_size, max_length), kind, ref
+
+
+def make_scorer(ref: ModelRef, kind: str, batch_size: int = RERANK_DEFAULTS["batch_size"],
+                max_length: int | None = None):
+    """Load the scorer of ``kind`` for a resolved model (what :func:`load_reranker` returns first)."""
     quiet_transformers()
     scorer = {"cross-encoder": CrossEncoderScorer, "monot5": MonoT5Scorer, "bi-encoder": BiEncoderScorer}[kind]
-    return scorer(ref, batch_size, max_length), kind, ref
+    return scorer(ref, batch_size, max_length)
 
 
 def _candidates_from_scoreddocs(dataset, dataset_id):
@@ -202,7 +210,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
            run: str | os.PathLike | None = None, candidates: bool = False, reranker: str | None = None,
            top_k: int = RERANK_DEFAULTS["top_k"], batch_size: int = RERANK_DEFAULTS["batch_size"],
            max_length: int | None = None, run_tag: str | None = None, command: str | None = None,
-           force: bool = False) -> dict:
+           force: bool = False, engine="single") -> dict:
     """Rerank the top ``top_k`` documents per query of a first-stage run and write a TREC run.
 
     See the module documentation for the rerankers, what happens below the top k (dropped) and the tie
@@ -238,6 +246,9 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     force : bool
         Replace an existing run that is committed or was not written by the suite
         (see :func:`negplugins.io.outputs.check_run_output`).
+    engine : {"single", "ray"} or RayEngine
+        Score in this process, or on Ray workers (:mod:`negplugins.runners.ray_engine`), which are given the
+        very batches this process would score, so the run is the same; recorded in the sidecar's parameters.
 
     Raises
     ------
@@ -253,6 +264,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         check_int(max_length, "--max-length", 1, MAX_LENGTH)
     if reranker is not None and reranker not in RERANKERS:
         raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
+    on_ray = ray_engine.engine_of(engine)
     check_run_output(output, inputs=[run], force=force)
     dataset = datasets.load(dataset_id)
     if candidates:
@@ -287,9 +299,18 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         raise UserError(f"{source}: document {missing[0]!r}{more} is not in the documents of {dataset_id}")
     doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=True) for doc_id in wanted}
 
-    scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
     pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]
-    scores = iter(scorer.score(pairs))
+    if on_ray is None:
+        scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
+        scores = iter(scorer.score(pairs))
+    else:  # the model is loaded by the workers only
+        ref = resolve_model(model)
+        kind = reranker or detect_reranker(ref)
+        if kind == "bi-encoder":
+            scores = iter(ray_engine.bi_encoder_scores(on_ray, ref, pairs, batch_size, max_length))
+        else:
+            scores = iter(ray_engine.score_pairs(on_ray, partial(make_scorer, ref, kind, batch_size, max_length),
+                                                 pairs, batch_size))
     results = []
     for q in order:
         scored = [(doc_id, next(scores)) for doc_id in top[q]]
@@ -299,6 +320,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     lines = write_run(output, results, tag)
     parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
                   "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
+    parameters["engine"] = ray_engine.describe(engine)
     if kind == "monot5":
         parameters["template"] = MONOT5_TEMPLATE
     write_metadata(output, dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
