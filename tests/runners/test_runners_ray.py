@@ -92,6 +92,29 @@ def test_dense_search_on_ray_gives_the_same_index_and_run(tmp_path, monkeypatch,
     assert read_metadata(single["run"])["parameters"]["engine"] == {"name": "single"}
 
 
+def test_ray_shards_are_kept_as_a_sharded_index_searched_to_the_same_run(tmp_path, monkeypatch, single):
+    # main's --search-shards layout built from shards that Ray encoded: the shard folders are moved into the
+    # index as they are, and the exact search over them gives the single process's run, byte for byte
+    monkeypatch.chdir(tmp_path)
+    info = dense_search(DEMO, "ray.trec", hits=10, shard_num=3, progress=False, engine=TWO, search_shards=True)
+    assert info["complete"]
+    manifest = json.loads((Path(info["index"]) / MANIFEST).read_text())
+    assert manifest["layout"] == "shards" and manifest["engine"]["name"] == "ray"
+    assert manifest["shards"] == [f"shard-{i:05d}-of-00003" for i in range(3)]
+    assert Path("ray.trec").read_bytes() == single["run"].read_bytes()
+    assert read_metadata("ray.trec")["parameters"]["index_layout"] == "shards"
+
+
+def test_ray_needs_a_model_folder_not_a_model_object(tmp_path):
+    from types import SimpleNamespace
+
+    from negplugins.runners.encoders import ModelRef
+
+    encoder = SimpleNamespace(ref=ModelRef("object", None, "object"))  # as SentenceEncoder.from_model gives
+    with pytest.raises(UserError, match="--engine ray: the Ray workers load the model from its folder"):
+        dense_index(DEMO, index=tmp_path / "index", encoder=encoder, engine=TWO, progress=False)
+
+
 def test_a_failed_worker_leaves_finished_shards_and_the_rerun_encodes_only_the_rest(tmp_path, monkeypatch, fail_flag):
     reference = dense_index(DEMO, index=tmp_path / "single", shard_num=6, progress=False)
     target = tmp_path / "index"
