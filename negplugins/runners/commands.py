@@ -14,11 +14,13 @@ Python API.
                             [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
                             [--index-type FACTORY] [--train-sample N] [--search-shards]
                             [--max-index-memory SIZE] [--search-params PARAMS]
+                            [--engine {single,ray} [--ray-address ADDR] [--ray-workers N]]
     negplugins search splade DATASET --model MODEL --output RUN [--index DIR] [--hits N] [--batch-size N]
                              [--max-length N] [--query-max-length N] [--quantization SCALE] [--threads N]
                              [--encoded-queries TOPICS.tsv] [--device DEVICE] [--rebuild] [--run-tag TAG]
     negplugins search rerank DATASET (--run FIRST_STAGE | --candidates) --model MODEL
                              [--reranker {cross-encoder,monot5,bi-encoder,colbert}] [--top-k 100] --output RUN
+                             [--engine {single,ray} [--ray-address ADDR] [--ray-workers N]]
     negplugins search beir-dense DATASET --output RUN [--model MODEL] [--hits N] ...
     negplugins search beir-rerank DATASET --run FIRST_STAGE --model MODEL --output RUN [--top-k 100] ...
 
@@ -55,6 +57,21 @@ def _offline() -> None:
     configure_offline()
 
 
+def _engine(args):
+    """``--engine``, ``--ray-address``, ``--ray-workers`` -> the ``engine`` argument of the runners."""
+    from ..errors import UserError
+
+    if args.engine != "ray":
+        given = [option for option, value in (("--ray-address", args.ray_address), ("--ray-workers", args.ray_workers))
+                 if value is not None]
+        if given:
+            raise UserError(f"{' and '.join(given)}: only with --engine ray")
+        return args.engine
+    from .ray_engine import RayEngine
+
+    return RayEngine(address=args.ray_address, workers=args.ray_workers)
+
+
 def _cmd_dense(args) -> int:
     _offline()
     from .dense import dense_search
@@ -67,7 +84,7 @@ def _cmd_dense(args) -> int:
                         search_params=args.search_params, query_encoder=args.query_encoder, device=args.device,
                         dtype=args.dtype, backend=args.backend, pooling=args.pooling, normalize=args.normalize,
                         max_length=args.max_length, query_prefix=args.query_prefix,
-                        passage_prefix=args.passage_prefix)
+                        passage_prefix=args.passage_prefix, engine=_engine(args))
     for note in info.get("notes", []):
         print(f"negplugins: note: {note}", file=sys.stderr)
     if not info["complete"]:
@@ -101,7 +118,7 @@ def _cmd_rerank(args) -> int:
 
     info = rerank(args.dataset, args.output, model=args.model, run=args.run, candidates=args.candidates,
                   reranker=args.reranker, top_k=args.top_k, batch_size=args.batch_size,
-                  max_length=args.max_length, run_tag=args.run_tag, force=args.force)
+                  max_length=args.max_length, run_tag=args.run_tag, force=args.force, engine=_engine(args))
     print(f"reranked {info['pairs']} pairs of {info['queries']} queries with {info['reranker']} {info['model']}; "
           f"wrote {info['lines']} lines to {args.output}")
     for note in info["notes"]:
@@ -144,6 +161,17 @@ def _cmd_search_beir_rerank(args) -> int:
                        run_tag=args.run_tag, force=args.force)
     print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']}")
     return 0
+
+
+def _add_engine(p, work: str) -> None:
+    MAX_RAY_WORKERS = 4096  # negplugins.runners.ray_engine.MAX_RAY_WORKERS, not imported: Ray stays unloaded
+    p.add_argument("--engine", choices=("single", "ray"), default="single",
+                   help=f"single: {work} in this process (default); ray: on a Ray cluster, the same output "
+                        "(pip install 'negplugins[ray]')")
+    p.add_argument("--ray-address", help="with --engine ray: join this Ray cluster (auto, HOST:6379); default: "
+                                         "start a local Ray on this machine")
+    p.add_argument("--ray-workers", type=bounded_int(1, MAX_RAY_WORKERS),
+                   help="with --engine ray: model workers (default: one per GPU, else one per node with its CPUs)")
 
 
 def add_commands(commands, runners) -> None:
@@ -196,7 +224,7 @@ def add_commands(commands, runners) -> None:
                    help="encode only this shard, 0 to shard-num - 1, as pyserini.encode")
     p.add_argument("--shard-num", type=bounded_int(1, MAX_SHARDS), default=DENSE_DEFAULTS["shard_num"],
                    help=f"split encoding into this many shards, 1 to {MAX_SHARDS}; finished shards are kept and "
-                        "skipped on rerun")
+                        "skipped on rerun (with --engine ray, e.g. one shard per 100,000 documents, so that an interrupted job resumes)")
     p.add_argument("--index", help="search this existing faiss index folder (default: build or reuse "
                                    "indexes/faiss/<corpus>/<model>)")
     p.add_argument("--rebuild", action="store_true", help="encode again even if an up-to-date index exists")
@@ -218,6 +246,7 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--run-tag", help="last column of the run (default: dense-<model>)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _add_engine(p, "encode the documents")
     p.set_defaults(func=_cmd_dense)
 
     p = runners.add_parser("splade", help="learned sparse retrieval (SPLADE-style masked language model): encode "
@@ -273,6 +302,7 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _add_engine(p, "score the pairs")
     p.set_defaults(func=_cmd_rerank)
 
     p = runners.add_parser("bm25s", help="BM25 with the bm25s package (no Java); --preset comlq-authors is the ComLQ "

@@ -50,6 +50,11 @@ resolved as below) and merges them into the overall top ``hits``, which is exact
 one merged index (tests/runners/test_dense_index_types.py; ComLQ: benchmarks/bench_sharded_search.py).
 Before a shard or an index is written, the disk must have room for it.
 
+``engine="ray"`` (``--engine ray``) encodes the shards on a Ray cluster instead
+(:mod:`negplugins.runners.ray_engine`): the same shards, index and run as this process with the same
+``shard_num`` (a shard's texts are sorted by length and batched as a whole, so the shard count, not the engine,
+decides the batches), a shard written as soon as all its documents are encoded.
+
 Ranking: documents by decreasing score as written in the run (inner product = cosine similarity,
 six decimals), equal scores by document id ascending (as :func:`negplugins.io.trec.ranked` and Anserini);
 the search asks faiss for more than ``hits`` documents whenever a tie crosses the cut, so the run does
@@ -80,6 +85,7 @@ from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
+from . import ray_engine
 from .bm25 import pyserini_topic_order
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, encoder_settings, model_defaults, resolve_model
 from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
@@ -320,7 +326,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
                 shard_id: int | None = None, rebuild: bool = False, progress: bool = True,
                 encoder: DenseEncoder | None = None, index_type: str | None = None,
                 train_sample: int | None = None, search_shards: bool = False,
-                max_index_memory: int | str | None = None, *, device: str | None = None, dtype: str | None = None,
+                max_index_memory: int | str | None = None, engine="single", *, device: str | None = None, dtype: str | None = None,
                 backend: str | None = None, pooling: str | None = None, normalize: bool | None = None,
                 max_length: int | None = None, passage_prefix: str | None = None) -> DenseIndex:
     """Encode the documents of ``dataset_id`` into a faiss index, or reuse one built earlier.
@@ -360,6 +366,11 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     max_index_memory : int or str, optional
         Memory the vectors of one searched index may take (bytes, or ``16G``): a ``Flat`` index over it
         is kept as shards, each within it.
+    engine : {"single", "ray"} or RayEngine
+        Encode in this process, or on Ray (:mod:`negplugins.runners.ray_engine`; a
+        :class:`~negplugins.runners.ray_engine.RayEngine` says which cluster and how many workers). The
+        output is the same; give ``shard_num`` > 1 so that an interrupted Ray job resumes from its finished
+        shards.
 
     Returns
     -------
@@ -375,8 +386,12 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     if search_shards and index_type != DEFAULT_INDEX_TYPE:
         raise UserError(f"--search-shards: searches the shards of a Flat index exactly; --index-type {index_type} "
                         f"is searched as one index (leave out --search-shards, or use --index-type Flat)")
+    on_ray = ray_engine.engine_of(engine)
     dataset = datasets.load(dataset_id)
     ref = encoder.ref if encoder is not None else resolve_model(model)
+    if on_ray is not None and ref.path is None:
+        raise UserError(f"--engine ray: the Ray workers load the model from its folder, and encoder {ref.name!r} "
+                        f"is a model object with none; save it to a folder, or encode with engine='single'")
     settings = encoder.settings if encoder is not None else encoder_settings(
         ref, prefix=passage_prefix, role="passage", pooling=pooling, normalize=normalize, max_length=max_length,
         backend=backend or "torch", dtype=dtype or "float32")
@@ -393,10 +408,13 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         raise UserError(f"{path}: exists and is not an index built by negplugins (no {MANIFEST}); "
                         f"remove it or choose another --index")
 
-    docs = list(datasets.iter_docs_for_indexing(dataset))
-    if not docs:
+    if on_ray is None:
+        docs = list(datasets.iter_docs_for_indexing(dataset))
+        ids = [doc_id for doc_id, _ in docs]
+    else:  # the texts are read by Ray's read tasks, a shard at a time
+        ids = ray_engine.document_ids(dataset)
+    if not ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
-    ids = [doc_id for doc_id, _ in docs]
     if encoder is None:
         encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(path), **settings)
     _new_index(index_type, encoder.dimension)  # a bad factory string fails before any encoding
@@ -426,19 +444,30 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             and (shard_folder(i) / "index").is_file() and (shard_folder(i) / "docid").is_file()
 
     built = False
-    for i in ([shard_id] if shard_id is not None else range(shard_num)):
-        if finished(i):
-            continue
+    todo = [i for i in ([shard_id] if shard_id is not None else range(shard_num)) if not finished(i)]
+
+    def encoded_here():
+        for i in todo:
+            start, end = shard_bounds(len(ids), i, shard_num)
+            yield i, _encode_shard(encoder, [text for _, text in docs[start:end]], batch_size,
+                                   f"encoding {corpus} shard {i + 1}/{shard_num}", progress)
+
+    if on_ray is None:
+        encoded = encoded_here()
+    else:  # shards are yielded as they complete, in any order
+        encoded = ray_engine.encode_shards(
+            on_ray, dataset_id, ref, {i: shard_bounds(len(ids), i, shard_num) for i in todo}, ids, encoder.dimension,
+            batch_size, max_length=encoder.max_length, progress=progress,
+            desc=f"encoding {corpus} ({len(todo)} of {shard_num} shards)")
+    for i, vectors in encoded:
         start, end = shard_bounds(len(ids), i, shard_num)
-        vectors = _encode_shard(encoder, [text for _, text in docs[start:end]], batch_size,
-                                f"encoding {corpus} shard {i + 1}/{shard_num}", progress)
         check_free_space(shard_root, (end - start) * (encoder.dimension * 4 + 64) + (1 << 20),
                          f"shard {i + 1}/{shard_num} of the faiss index {path}")
         with atomic_directory(shard_folder(i)) as tmp:
             _write_faiss(tmp, ids[start:end], vectors, encoder.dimension)
             manifest = dict(shard_expected, shard_id=i, start=start, end=end,
                             docids_sha256=_ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size,
-                            encoder=_encoder_record(encoder))
+                            encoder=_encoder_record(encoder), engine=ray_engine.describe(engine)["name"])
             (tmp / SHARD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         built = True
 
@@ -456,8 +485,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     manifest = dict(expected, encoding=settings, dataset=dataset_id, documents=len(ids), dimension=encoder.dimension,
                     metric="inner_product", normalized=settings["normalize"], pooling=encoder.pooling,
                     max_length=encoder.max_length, shard_num=shard_num, batch_size=batch_size,
-                    model=ref.metadata(), encoder=encoded_by[0] if len(set(map(json.dumps, encoded_by))) == 1
-                    else encoded_by, docids_sha256=_ids_sha256(ids), layout="shards" if keep_shards else "merged",
+                    engine=ray_engine.describe(engine), model=ref.metadata(),
+                    encoder=encoded_by[0] if len(set(map(json.dumps, encoded_by))) == 1 else encoded_by,
+                    docids_sha256=_ids_sha256(ids), layout="shards" if keep_shards else "merged",
                     pyserini_search=_pyserini_search(encoder, ref))
     if keep_shards:
         with atomic_directory(path) as tmp:
@@ -779,7 +809,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                  command: str | None = None, progress: bool = True, force: bool = False,
                  encoder: DenseEncoder | None = None, index_type: str | None = None,
                  train_sample: int | None = None, search_shards: bool = False,
-                 max_index_memory: int | str | None = None, search_params: str | None = None, *,
+                 max_index_memory: int | str | None = None, search_params: str | None = None,
+                 engine="single", *,
                  query_encoder: str | os.PathLike | None = None, device: str | None = None, dtype: str | None = None,
                  backend: str | None = None, pooling: str | None = None, normalize: bool | None = None,
                  max_length: int | None = None, query_prefix: str | None = None,
@@ -826,6 +857,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         The index to build (see :func:`dense_index`); ignored with ``index``, whose own type is searched.
     search_params : str, optional
         faiss ``ParameterSpace`` settings for an approximate index (``nprobe=64``, ``efSearch=128``).
+    engine : {"single", "ray"} or RayEngine
+        Where the documents are encoded (see :func:`dense_index`); recorded in the sidecar's parameters.
     query_encoder : str or path, optional
         A separate query model.
     device : str, optional
@@ -853,6 +886,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     _check_shards(shard_id, shard_num)
+    ray_engine.engine_of(engine)
     check_run_output(output, force=force)
     dataset = datasets.load(dataset_id)
     texts = datasets.query_texts(dataset)
@@ -916,7 +950,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                                      dtype=dtype, device=device, cache=encoders_path(index_path))
         built = dense_index(dataset_id, index=None, batch_size=batch_size, shard_num=shard_num, shard_id=shard_id,
                             rebuild=rebuild, progress=progress, encoder=encoder, index_type=index_type,
-                            train_sample=train_sample, search_shards=search_shards, max_index_memory=max_index_memory)
+                            train_sample=train_sample, search_shards=search_shards, max_index_memory=max_index_memory,
+                            engine=engine)
         index_path = built.path
         if not built.complete:
             missing = sorted(set(range(shard_num)) - set(built.shards_done))
@@ -941,6 +976,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                   "dtype": passage["dtype"], "device": query.device, "passage_prefix": passage["prefix"],
                   "query_prefix": query.prefix, "passage_encoding": passage,
                   "query_encoding": {"model": query.ref.metadata(), **query.metadata()}}
+    parameters["engine"] = ray_engine.describe(engine)
     described = "IndexFlatIP" if built_type == DEFAULT_INDEX_TYPE else built_type or "index"
     if layout == "shards":
         described += f", exact search over {len((manifest or {}).get('shards') or [])} shards"

@@ -40,6 +40,7 @@ scoreddocs candidates score 0.0), so a first-stage order between them is just do
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import numpy as np
 
@@ -49,12 +50,13 @@ from ..io.outputs import check_run_output
 from ..io.sidecars import file_sha256, write_metadata
 from ..io.trec import ranked, read_run, write_run
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
+from . import ray_engine
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, SentenceEncoder, load_error, model_load_errors, quiet_transformers, resolve_model
 from .late_interaction import ColbertScorer, is_colbert_folder
 from .lucene_index import dataset_language
 
-__all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "rerank"]
+__all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "make_scorer", "rerank"]
 
 RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
 RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
@@ -191,10 +193,16 @@ def load_reranker(model: str | os.PathLike | None, reranker: str | None = None,
         raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
     ref = resolve_model(model)
     kind = reranker or detect_reranker(ref)
+    return make_scorer(ref, kind, batch_size, max_length), kind, ref
+
+
+def make_scorer(ref: ModelRef, kind: str, batch_size: int = RERANK_DEFAULTS["batch_size"],
+                max_length: int | None = None):
+    """Load the scorer of ``kind`` for a resolved model (what :func:`load_reranker` returns first)."""
     quiet_transformers()
     scorer = {"cross-encoder": CrossEncoderScorer, "monot5": MonoT5Scorer, "bi-encoder": BiEncoderScorer,
               "colbert": ColbertScorer}[kind]
-    return scorer(ref, batch_size, max_length), kind, ref
+    return scorer(ref, batch_size, max_length)
 
 
 def _candidates_from_scoreddocs(dataset, dataset_id):
@@ -212,7 +220,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
            run: str | os.PathLike | None = None, candidates: bool = False, reranker: str | None = None,
            top_k: int = RERANK_DEFAULTS["top_k"], batch_size: int = RERANK_DEFAULTS["batch_size"],
            max_length: int | None = None, run_tag: str | None = None, command: str | None = None,
-           force: bool = False, loaded: tuple | None = None) -> dict:
+           force: bool = False, loaded: tuple | None = None, engine="single") -> dict:
     """Rerank the top ``top_k`` documents per query of a first-stage run and write a TREC run.
 
     See the module documentation for the rerankers, what happens below the top k (dropped) and the tie
@@ -252,6 +260,9 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     loaded : tuple, optional
         ``(scorer, kind, ModelRef)`` as :func:`load_reranker` returns it: score with this already loaded
         model (``model``, ``reranker`` and ``max_length`` are then not read).
+    engine : {"single", "ray"} or RayEngine
+        Score in this process, or on Ray workers (:mod:`negplugins.runners.ray_engine`), which are given the
+        very batches this process would score, so the run is the same; recorded in the sidecar's parameters.
 
     Raises
     ------
@@ -267,6 +278,10 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         check_int(max_length, "--max-length", 1, MAX_LENGTH)
     if reranker is not None and reranker not in RERANKERS:
         raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
+    on_ray = ray_engine.engine_of(engine)
+    if on_ray is not None and loaded is not None:
+        raise UserError("engine='ray' loads the model on the Ray workers; give an already loaded scorer (loaded=) "
+                        "or engine='ray', not both")
     check_run_output(output, inputs=[run], force=force)
     dataset = datasets.load(dataset_id)
     if candidates:
@@ -301,12 +316,23 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         raise UserError(f"{source}: document {missing[0]!r}{more} is not in the documents of {dataset_id}")
     doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=True) for doc_id in wanted}
 
-    if loaded is not None:
-        scorer, kind, ref = loaded
-    else:
-        scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
     pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]
-    scores = iter(scorer.score(pairs))
+    if on_ray is None:
+        if loaded is not None:
+            scorer, kind, ref = loaded
+        else:
+            scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
+        scores = iter(scorer.score(pairs))
+    else:  # the model is loaded by the workers only
+        ref = resolve_model(model)
+        kind = reranker or detect_reranker(ref)
+        if kind == "bi-encoder":
+            scores = iter(ray_engine.bi_encoder_scores(on_ray, ref, pairs, batch_size, max_length))
+        else:
+            scores = iter(ray_engine.score_pairs(on_ray, partial(make_scorer, ref, kind, batch_size, max_length),
+                                                 pairs, batch_size))
+        if kind == "colbert":  # its settings (markers, projection, dimension) are read from the loaded model
+            scorer = make_scorer(ref, kind, batch_size, max_length)
     results = []
     for q in order:
         scored = [(doc_id, next(scores)) for doc_id in top[q]]
@@ -316,6 +342,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     lines = write_run(output, results, tag)
     parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
                   "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
+    parameters["engine"] = ray_engine.describe(engine)
     if kind == "monot5":
         parameters["template"] = MONOT5_TEMPLATE
     if kind == "colbert":

@@ -1,0 +1,557 @@
+"""The Ray engine: the heavy model work of ``search dense`` and ``search rerank`` on a Ray cluster.
+
+``--engine ray`` runs the model work, encoding a corpus (``search dense``) or scoring candidate pairs
+(``search rerank``), as a Ray Data pipeline::
+
+    documents, read in groups        ->   an actor pool of encoders / scorers   ->   this process
+    (read tasks on this machine, where     (one per GPU, or per node on CPUs;         (writes each shard
+     the dataset is, one per shard)         anywhere in the cluster)                   atomically as it completes)
+
+Everything else (reading the dataset's ids, the shards' layout and manifests, resuming, merging, the query
+encoding, the search and the run) is the single-process code of :mod:`negplugins.runners.dense` and
+:mod:`negplugins.runners.rerank`. The output is the same as ``--engine single``: the workers are given
+exactly the groups of texts the single process encodes in one call (a shard's texts sorted by length
+and cut into chunks of ``16 x batch size``; a reranker's pairs in its own length order; the bi-encoder's
+texts as sentence-transformers batches them), so every forward pass sees the same batch, with the same
+padding, and the vectors and scores come out the same (the tests check the index, the vectors and the
+runs against ``--engine single``).
+
+Without ``address`` a local Ray is started on this machine (all its CPUs and GPUs, no dashboard, quiet)
+and shut down at the end; with ``address`` (``auto``, ``HOST:6379``) the command joins that cluster,
+which it leaves running. When this process already runs Ray (``ray.init`` called by the caller), that
+session is used and left running. On a cluster, every node needs the suite installed and the model
+folder at the same path; the documents are read on this machine only.
+
+Ray is an optional dependency (``pip install 'negplugins[ray]'``), imported only when the engine runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+from .. import datasets
+from ..errors import UserError
+from ..options import check_int
+from .encoders import ModelRef, SentenceEncoder, configure_offline
+
+__all__ = ["ENGINES", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
+           "bi_encoder_scores", "build_docstore", "describe", "document_ids", "encode_shards",
+           "engine_of", "pair_groups", "score_pairs", "sentence_transformers_batches"]
+
+#: ``--engine`` values: one Python process (the default), or a Ray cluster.
+ENGINES = ("single", "ray")
+#: Largest ``--ray-workers``.
+MAX_RAY_WORKERS = 4096
+#: For tests of resuming: a file path; while the file exists and names shard ``N``, the first encoder worker
+#: that meets shard ``N`` deletes the file and fails, as a worker killed mid-job would.
+FAIL_ONCE_ENV = "NEGPLUGINS_RAY_FAIL_ONCE"
+#: Texts per call to the model (in batches of ``batch size``), as ``negplugins.runners.dense`` encodes a shard.
+CHUNK_BATCHES = 16
+
+
+class RayJobError(UserError):
+    """The Ray job failed (a worker died, the cluster went away); finished shards are kept."""
+
+
+@dataclass(frozen=True)
+class RayEngine:
+    """Where and how wide the model work runs.
+
+    Parameters
+    ----------
+    address : str, optional
+        Ray cluster to join (``auto``, ``HOST:6379``); default: start a local Ray on this machine.
+    workers : int, optional
+        Encoder / scorer actors; default one per GPU of the cluster, else one per node (each with that
+        node's CPUs).
+    num_cpus : int, optional
+        CPUs of the local Ray (default: all of this machine's); ignored with ``address``.
+    """
+
+    address: str | None = None
+    workers: int | None = None
+    num_cpus: int | None = None
+
+
+def engine_of(engine) -> RayEngine | None:
+    """``None`` for the single-process engine (``None`` or ``"single"``), else the :class:`RayEngine`."""
+    if engine is None or engine == "single":
+        return None
+    if engine == "ray":
+        return RayEngine()
+    if isinstance(engine, RayEngine):
+        if engine.workers is not None:
+            check_int(engine.workers, "--ray-workers", 1, MAX_RAY_WORKERS)
+        if engine.num_cpus is not None:
+            check_int(engine.num_cpus, "num_cpus", 1, MAX_RAY_WORKERS)
+        if engine.address is not None and not str(engine.address).strip():
+            raise UserError("--ray-address: expected a Ray cluster address (auto, HOST:6379), got an empty value")
+        return engine
+    raise UserError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+
+
+def describe(engine) -> dict:
+    """The ``engine`` parameter recorded in a run's sidecar and an index's manifest."""
+    ray_engine = engine_of(engine)
+    if ray_engine is None:
+        return {"name": "single"}
+    try:
+        from importlib import metadata
+
+        version = metadata.version("ray")
+    except Exception:  # noqa: BLE001 - ray missing or without metadata: the run fails later with a clear message
+        version = None
+    return {"name": "ray", "ray": version, "address": ray_engine.address or "local",
+            "workers": ray_engine.workers or "auto",
+            "output": "the same batches as --engine single, so the same index and run"}
+
+
+def _import_ray():
+    try:
+        import ray
+        import ray.data  # noqa: F401 - the engine needs Ray Data (pip install 'ray[data]')
+    except ImportError:
+        raise UserError("--engine ray needs Ray Data: pip install 'negplugins[ray]'") from None
+    return ray
+
+
+@contextlib.contextmanager
+def _session(engine: RayEngine):
+    """Ray for the duration of a job: the caller's session, a joined cluster, or a local Ray shut down after."""
+    ray = _import_ray()
+    _quiet(ray)
+    if ray.is_initialized():
+        yield ray
+        return
+    quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
+    try:
+        if engine.address:
+            ray.init(address=engine.address, **quiet)
+        else:
+            ray.init(num_cpus=engine.num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
+    except (ConnectionError, ValueError, RuntimeError) as error:
+        where = f"--ray-address {engine.address}" if engine.address else "a local Ray"
+        raise UserError(f"{where}: Ray could not be started or joined ({_first_line(error)})") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _quiet(ray) -> None:
+    """No Ray Data progress bars or messages on the terminal (its log files keep them); the engine reports."""
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    for handler in logging.getLogger("ray.data").handlers:
+        if handler.get_name() == "console":
+            handler.setLevel(logging.CRITICAL)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+_RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)): (.+)$")
+
+
+def _worker_error(error: BaseException) -> tuple[str, str] | None:
+    """``(exception class name, message's first line)`` of the exception a Ray worker raised, else ``None``.
+
+    Ray hands the driver the worker's exception as the text of its traceback (the exception object itself
+    does not survive: Ray Data wraps it in a ``UserCodeException`` whose cause is dropped), so the first
+    ``Name: message`` line of a traceback in that text, Ray's own exceptions left out, is the worker's.
+    """
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
+    for line in text.splitlines():
+        match = _RAISED.match(line.strip())
+        if match and not line.strip().startswith("ray."):
+            return match.group(1), match.group(2).strip()
+    return None
+
+
+def _user_error_names() -> set[str]:
+    names, todo = set(), [UserError]
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return names - {"RayJobError"}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    workers: int
+    num_cpus: int
+    num_gpus: int
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.num_gpus else "cpu"
+
+
+def _plan(ray, engine: RayEngine, gpus: bool = True) -> _Plan:
+    """Actors and their resources: one GPU each when the cluster has GPUs, else CPUs shared out evenly."""
+    nodes = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
+    gpu_total = int(sum(node.get("GPU", 0) for node in nodes)) if gpus else 0
+    if gpu_total:
+        workers = engine.workers or gpu_total
+        if workers > gpu_total:
+            raise UserError(f"--ray-workers {workers}: the Ray cluster has {gpu_total} GPU(s), one per worker")
+        return _Plan(workers, 1, 1)
+    cpu_nodes = [int(node.get("CPU", 0)) for node in nodes if node.get("CPU", 0) >= 1]
+    if not cpu_nodes:
+        raise UserError("the Ray cluster has no CPU to run the model on")
+    workers = engine.workers or len(cpu_nodes)
+    if workers > sum(cpu_nodes):
+        raise UserError(f"--ray-workers {workers}: the Ray cluster has {sum(cpu_nodes)} CPU(s), at least one per "
+                        f"worker")
+    per_worker = max(1, min(max(cpu_nodes), sum(cpu_nodes) // workers))
+    while sum(cpus // per_worker for cpus in cpu_nodes) < workers:  # every actor must fit on a node
+        per_worker -= 1
+    return _Plan(workers, per_worker, 0)
+
+
+# -- the workers ---------------------------------------------------------------------------------------------
+
+def _fail_once(part: int) -> None:
+    flag = os.environ.get(FAIL_ONCE_ENV)
+    if not flag:
+        return
+    try:
+        if Path(flag).read_text(encoding="utf-8").strip() != str(part):
+            return
+        os.remove(flag)
+    except OSError:  # no flag, or another worker took it
+        return
+    raise RuntimeError(f"simulated worker failure on shard {part} ({FAIL_ONCE_ENV})")
+
+
+def _threads(num_cpus: int, device: str) -> None:
+    if device == "cpu":
+        import torch
+
+        torch.set_num_threads(max(1, int(num_cpus)))
+
+
+class _EncoderWorker:
+    """Texts -> L2-normalised vectors; each input row is one group, encoded in one call to the model."""
+
+    def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None, num_cpus: int, device: str):
+        configure_offline()  # this worker process only
+        _threads(num_cpus, device)
+        self.encoder = SentenceEncoder(ref, device=device)
+        if max_length:
+            self.encoder.model.max_seq_length = max_length
+        self.batch_size = batch_size
+
+    def __call__(self, batch):
+        parts, positions, vectors = [], [], []
+        for part, where, texts in zip(batch["part"].to_pylist(), batch["positions"].to_pylist(),
+                                      batch["texts"].to_pylist()):
+            _fail_once(part)
+            vectors.append(self.encoder.encode(texts, batch_size=self.batch_size))
+            parts.append(np.full(len(where), part, dtype=np.int64))
+            positions.append(np.asarray(where, dtype=np.int64))
+        return {"part": np.concatenate(parts), "pos": np.concatenate(positions), "vector": np.concatenate(vectors)}
+
+
+class _ScorerWorker:
+    """(first, second) pairs -> scores; each input row is one group, scored in one call to the scorer."""
+
+    def __init__(self, make_scorer, num_cpus: int):
+        configure_offline()
+        _threads(num_cpus, "cpu")
+        self.scorer = make_scorer()
+
+    def __call__(self, batch):
+        positions, scores = [], []
+        for where, firsts, seconds in zip(batch["positions"].to_pylist(), batch["firsts"].to_pylist(),
+                                          batch["seconds"].to_pylist()):
+            scores.append(np.asarray(self.scorer.score(list(zip(firsts, seconds))), dtype=np.float64))
+            positions.append(np.asarray(where, dtype=np.int64))
+        return {"pos": np.concatenate(positions), "score": np.concatenate(scores)}
+
+
+# -- reading a corpus's shards on this machine ----------------------------------------------------------------
+
+def build_docstore(dataset) -> None:
+    """Build the dataset's docstore now, once, so that the read tasks only slice it."""
+    store = dataset.docs_store() if hasattr(dataset, "docs_store") else None
+    if store is not None and hasattr(store, "built") and not store.built():
+        store.build()
+
+
+def document_ids(dataset) -> list[str]:
+    """The corpus's document ids in ``docs_iter`` order (the order of the index), its docstore built first."""
+    build_docstore(dataset)
+    return [doc.doc_id for doc in dataset.docs_iter()]
+
+
+def _ids_sha256(ids) -> str:
+    return hashlib.sha256("".join(f"{i}\n" for i in ids).encode("utf-8")).hexdigest()
+
+
+def _dataset_environment() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key.startswith("IR_DATASETS")}
+
+
+def _read_shard(dataset_id: str, environment: dict, part: int, start: int, end: int, ids_sha256: str, chunk: int):
+    """The read task of one shard: its texts sorted by length (longest first, stable), one block per chunk."""
+    import pyarrow as pa
+
+    for key in [key for key in os.environ if key.startswith("IR_DATASETS") and key not in environment]:
+        del os.environ[key]
+    os.environ.update(environment)  # this worker reads the dataset as the command's process does
+    dataset = datasets.load(dataset_id)
+    docs = dataset.docs_iter()
+    try:
+        selected = docs[start:end]
+    except TypeError:  # no random access: stream to the shard
+        selected = islice(docs, start, end)
+    ids, texts = [], []
+    for doc in selected:
+        ids.append(doc.doc_id)
+        texts.append(datasets.document_text(doc))
+    if _ids_sha256(ids) != ids_sha256:
+        raise UserError(f"{dataset_id}: the documents {start} to {end} changed while they were being encoded")
+    # the order and the chunks of negplugins.runners.dense._encode_shard: longest texts first over the whole
+    # shard (a stable sort), cut into chunks of whole batches
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    for first in range(0, len(order), chunk):
+        rows = order[first:first + chunk]
+        yield pa.table({"part": pa.array([part], pa.int64()), "positions": pa.array([rows], pa.list_(pa.int64())),
+                        "texts": pa.array([[texts[i] for i in rows]], pa.list_(pa.string()))})
+
+
+def _shard_source(dataset_id: str, shards: dict[int, tuple[int, int, str]], chunk: int):
+    from ray.data.block import BlockMetadata
+    from ray.data.datasource import Datasource, ReadTask
+
+    environment = _dataset_environment()
+
+    class ShardSource(Datasource):
+        def estimate_inmemory_data_size(self):
+            return None
+
+        def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+            tasks = []
+            for part, (start, end, sha) in shards.items():
+                groups = -(-(end - start) // chunk)
+                metadata = BlockMetadata(num_rows=groups, size_bytes=None, input_files=None, exec_stats=None)
+                tasks.append(ReadTask(lambda a=(dataset_id, environment, part, start, end, sha, chunk): _read_shard(*a),
+                                      metadata))
+            return tasks
+
+    return ShardSource()
+
+
+# -- running a job --------------------------------------------------------------------------------------------
+
+def _iterate(build, what: str) -> Iterator[dict]:
+    """The output batches of the pipeline ``build()`` makes; a failure becomes a one-line :class:`UserError` (or
+    :class:`RayJobError`).
+
+    Only this frame holds the Ray dataset, and it lets go of it before raising: a dataset that failed keeps its
+    workers (and their CPUs and GPUs) for as long as it is referenced, by this frame or by the reference cycles
+    of Ray's exception (collected here at once rather than at some later garbage collection), and the next job
+    in this process would wait for them.
+    """
+    dataset = build()
+    failure = None
+    try:
+        yield from dataset.iter_batches(batch_size=None, batch_format="numpy")
+    except Exception as error:  # noqa: BLE001 - whatever failed in the cluster, reported as one line
+        if isinstance(error, UserError) and not isinstance(error, RayJobError):
+            raise
+        raised = _worker_error(error)
+        if raised is not None and raised[0] in _user_error_names():  # bad input met by a worker (a model file)
+            failure = UserError(raised[1])
+        else:
+            name, message = raised or (type(error).__name__, _first_line(error))
+            failure = RayJobError(f"the Ray job failed ({name}: {message}); {what}")
+    dataset = None
+    if failure is not None:
+        gc.collect()
+        raise failure  # not chained to Ray's exception, whose traceback holds the dataset too
+
+
+def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tuple[int, int]], ids: list[str],
+                  dimension: int, batch_size: int, max_length: int | None = None, progress: bool = True,
+                  desc: str = "encoding") -> Iterator[tuple[int, np.ndarray]]:
+    """Encode shards of a corpus on Ray; yields ``(shard, vectors)`` as each shard completes (in any order).
+
+    Parameters
+    ----------
+    engine : RayEngine or "ray"
+        Where to run.
+    dataset_id : str
+        The dataset whose documents are encoded (read on this machine, from its docstore).
+    ref : ModelRef
+        The sentence encoder (its folder must exist on every node).
+    shards : dict
+        ``{shard: (start, end)}``: positions of each shard's documents in ``docs_iter`` order.
+    ids : list of str
+        The corpus's document ids in that order (a shard whose documents changed fails).
+    dimension : int
+        Of the vectors.
+    batch_size : int
+        Texts per forward pass; a worker encodes ``16 x batch_size`` texts per call, as the single process.
+    max_length : int, optional
+        Token limit (default: the model's).
+    progress : bool
+        A tqdm progress bar over the documents.
+    desc : str
+        Its label.
+
+    Yields
+    ------
+    tuple
+        ``(shard, float32 array of shape (end - start, dimension))``, rows in document order.
+    """
+    engine = engine_of(engine)
+    if not shards:
+        return
+    from tqdm.auto import tqdm
+
+    chunk = max(1, batch_size * CHUNK_BATCHES)
+    plan_shards = {part: (start, end, _ids_sha256(ids[start:end])) for part, (start, end) in shards.items()}
+    vectors = {part: np.zeros((end - start, dimension), dtype=np.float32) for part, (start, end) in shards.items()}
+    filled = {part: np.zeros(end - start, dtype=bool) for part, (start, end) in shards.items()}
+    for part in [part for part, (start, end) in shards.items() if end == start]:
+        vectors.pop(part), filled.pop(part)
+        yield part, np.zeros((0, dimension), dtype=np.float32)
+    if not vectors:
+        return
+    with _session(engine) as ray:
+        plan = _plan(ray, engine)
+        node = ray.get_runtime_context().get_node_id()
+        source = _shard_source(dataset_id, {part: plan_shards[part] for part in vectors}, chunk)
+        constructor = {"ref": ref, "batch_size": batch_size, "max_length": max_length, "device": plan.device}
+
+        def build():
+            # the read tasks run here, where the dataset is, and take no CPU from the workers; at most two shards'
+            # texts are held at once
+            data = ray.data.read_datasource(source, override_num_blocks=len(vectors), num_cpus=0, concurrency=2,
+                                            label_selector={"ray.io/node-id": node})
+            return _map(ray, plan, data, _EncoderWorker, constructor)
+        total = sum(len(done) for done in filled.values())
+        with tqdm(total=total, desc=f"{desc} on Ray ({plan.workers} worker{'s' if plan.workers > 1 else ''})",
+                  unit="doc", disable=not progress, mininterval=1.0) as bar:
+            for batch in _iterate(build, "the shards finished so far are kept: run the same command again to resume"):
+                for part in np.unique(batch["part"]):
+                    part = int(part)
+                    rows = batch["part"] == part
+                    where = batch["pos"][rows]
+                    new = ~filled[part][where]
+                    vectors[part][where] = batch["vector"][rows]
+                    filled[part][where] = True
+                    bar.update(int(new.sum()))
+                    if filled[part].all():
+                        filled.pop(part)
+                        yield part, vectors.pop(part)
+    if vectors:
+        raise RayJobError(f"the Ray job ended without encoding shard(s) {', '.join(map(str, sorted(vectors)))}; "
+                          f"run the same command again to resume")
+
+
+def _map(ray, plan: _Plan, data, worker, constructor: dict):
+    """``data`` through an actor pool of ``worker``s, one group (input row) per call."""
+    # Ray Data's defaults: a lost worker is restarted and its groups retried; an error raised by the model code
+    # fails the job (and the command resumes from the finished shards)
+    return data.map_batches(worker, batch_size=1, batch_format="pyarrow",
+                            fn_constructor_kwargs=dict(constructor, num_cpus=plan.num_cpus),
+                            compute=ray.data.ActorPoolStrategy(size=plan.workers), num_cpus=plan.num_cpus,
+                            num_gpus=plan.num_gpus)
+
+
+def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool, what: str) -> Iterator[dict]:
+    with _session(engine) as ray:
+        plan = _plan(ray, engine, gpus=gpus)
+        if worker is _EncoderWorker:
+            constructor = dict(constructor, device=plan.device)
+
+        def build():
+            return _map(ray, plan, ray.data.from_items(rows, override_num_blocks=max(1, len(rows))), worker, constructor)
+
+        yield from _iterate(build, what)
+
+
+def pair_groups(pairs: list[tuple[str, str]], batch_size: int) -> list[list[int]]:
+    """Pair positions in the scoring order of :mod:`negplugins.runners.rerank`'s cross-encoder and monoT5 scorers
+    (longest pair first, then input order), cut into groups of ``16 x batch_size`` (whole batches)."""
+    order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
+    chunk = max(1, batch_size * CHUNK_BATCHES)
+    return [order[start:start + chunk] for start in range(0, len(order), chunk)]
+
+
+def score_pairs(engine, make_scorer, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:
+    """Score ``(query, document)`` pairs with scorers built by ``make_scorer()`` on Ray workers (CPU).
+
+    ``make_scorer`` is a picklable callable returning an object with ``score(pairs) -> floats`` (a reranker of
+    :mod:`negplugins.runners.rerank`). Each worker scores whole groups of :func:`pair_groups`, so its batches are
+    those of the single-process scorer.
+    """
+    engine = engine_of(engine)
+    if not pairs:
+        return []
+    rows = [{"positions": group, "firsts": [pairs[i][0] for i in group], "seconds": [pairs[i][1] for i in group]}
+            for group in pair_groups(pairs, batch_size)]
+    scores = np.full(len(pairs), np.nan)
+    for batch in _run_groups(engine, rows, _ScorerWorker, {"make_scorer": make_scorer}, gpus=False,
+                             what="nothing was written"):
+        scores[batch["pos"]] = batch["score"]
+    if np.isnan(scores).any():
+        raise RayJobError("the Ray job ended without scoring every pair; nothing was written")
+    return [float(score) for score in scores]
+
+
+def sentence_transformers_batches(texts: list[str], batch_size: int) -> list[list[int]]:
+    """Text positions in the batches ``SentenceTransformer.encode(texts, batch_size)`` makes (longest first,
+    by ``numpy.argsort`` of the negated character lengths)."""
+    order = np.argsort([-len(text) for text in texts]).tolist()
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def bi_encoder_scores(engine, ref: ModelRef, pairs: list[tuple[str, str]], batch_size: int,
+                      max_length: int | None = None) -> list[float]:
+    """The bi-encoder reranker's scores (:class:`negplugins.runners.rerank.BiEncoderScorer`) with the encoding on Ray.
+
+    As the single-process scorer: each distinct query and document text is encoded once (the queries in one
+    call, the documents in another, each in sorted order), and a pair's score is the inner product of its
+    two unit vectors. The workers encode the very batches those two calls make.
+    """
+    engine = engine_of(engine)
+    if not pairs:
+        return []
+    queries = sorted({q for q, _ in pairs})
+    docs = sorted({d for _, d in pairs})
+    texts = queries + docs
+    groups = sentence_transformers_batches(queries, batch_size) + \
+        [[len(queries) + i for i in group] for group in sentence_transformers_batches(docs, batch_size)]
+    rows = [{"part": 0, "positions": group, "texts": [texts[i] for i in group]} for group in groups]
+    vectors: np.ndarray | None = None
+    done = np.zeros(len(texts), dtype=bool)
+    constructor = {"ref": ref, "batch_size": batch_size, "max_length": max_length}
+    for batch in _run_groups(engine, rows, _EncoderWorker, constructor, gpus=True, what="nothing was written"):
+        if vectors is None:
+            vectors = np.zeros((len(texts), batch["vector"].shape[1]), dtype=np.float32)
+        vectors[batch["pos"]] = batch["vector"]
+        done[batch["pos"]] = True
+    if vectors is None or not done.all():
+        raise RayJobError("the Ray job ended without encoding every text; nothing was written")
+    q_vectors = dict(zip(queries, vectors[:len(queries)]))
+    d_vectors = dict(zip(docs, vectors[len(queries):]))
+    return [float(np.dot(q_vectors[q], d_vectors[d])) for q, d in pairs]
