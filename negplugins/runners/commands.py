@@ -62,8 +62,8 @@ def _engine(args):
     from ..errors import UserError
 
     if args.engine != "ray":
-        given = [option for option, value in (("--ray-address", args.ray_address), ("--ray-workers", args.ray_workers))
-                 if value is not None]
+        given = [option for option, value in (("--ray-address", args.ray_address),
+                                              ("--ray-workers", args.ray_workers)) if value is not None]
         if given:
             raise UserError(f"{' and '.join(given)}: only with --engine ray")
         return args.engine
@@ -224,7 +224,8 @@ def add_commands(commands, runners) -> None:
                    help="encode only this shard, 0 to shard-num - 1, as pyserini.encode")
     p.add_argument("--shard-num", type=bounded_int(1, MAX_SHARDS), default=DENSE_DEFAULTS["shard_num"],
                    help=f"split encoding into this many shards, 1 to {MAX_SHARDS}; finished shards are kept and "
-                        "skipped on rerun (with --engine ray, e.g. one shard per 100,000 documents, so that an interrupted job resumes)")
+                        "skipped on rerun (with --engine ray too: say one shard per 100,000 documents, so that an "
+                        "interrupted job resumes)")
     p.add_argument("--index", help="search this existing faiss index folder (default: build or reuse "
                                    "indexes/faiss/<corpus>/<model>)")
     p.add_argument("--rebuild", action="store_true", help="encode again even if an up-to-date index exists")

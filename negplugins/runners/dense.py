@@ -411,8 +411,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     if on_ray is None:
         docs = list(datasets.iter_docs_for_indexing(dataset))
         ids = [doc_id for doc_id, _ in docs]
-    else:  # the texts are read by Ray's read tasks, a shard at a time
-        ids = ray_engine.document_ids(dataset)
+    else:  # ids and text lengths only: Ray's read tasks read the texts, a group at a time
+        corpus_ids = ray_engine.corpus(dataset, dataset_id)
+        ids = corpus_ids.ids
     if not ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
     if encoder is None:
@@ -456,8 +457,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         encoded = encoded_here()
     else:  # shards are yielded as they complete, in any order
         encoded = ray_engine.encode_shards(
-            on_ray, dataset_id, ref, {i: shard_bounds(len(ids), i, shard_num) for i in todo}, ids, encoder.dimension,
-            batch_size, max_length=encoder.max_length, progress=progress,
+            on_ray, dataset_id, ref, {i: shard_bounds(len(ids), i, shard_num) for i in todo}, corpus_ids,
+            encoder.dimension, batch_size, max_length=encoder.max_length, progress=progress,
             desc=f"encoding {corpus} ({len(todo)} of {shard_num} shards)")
     for i, vectors in encoded:
         start, end = shard_bounds(len(ids), i, shard_num)

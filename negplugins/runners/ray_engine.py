@@ -5,9 +5,9 @@
 
     documents, read in groups        ->   an actor pool of encoders / scorers   ->   this process
     (read tasks on this machine, where     (one per GPU, or per node on CPUs;         (writes each shard
-     the dataset is, one per shard)         anywhere in the cluster)                   atomically as it completes)
+     the dataset is, one per group)         anywhere in the cluster)                   atomically as it completes)
 
-Everything else (reading the dataset's ids, the shards' layout and manifests, resuming, merging, the query
+Everything else (the shards' layout and manifests, resuming, merging, the query
 encoding, the search and the run) is the single-process code of :mod:`negplugins.runners.dense` and
 :mod:`negplugins.runners.rerank`. The output is the same as ``--engine single``: the workers are given
 exactly the groups of texts the single process encodes in one call (a shard's texts sorted by length
@@ -35,7 +35,6 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +45,8 @@ from ..options import check_int
 from .encoders import ModelRef, SentenceEncoder, configure_offline
 
 __all__ = ["ENGINES", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
-           "bi_encoder_scores", "build_docstore", "describe", "document_ids", "encode_shards",
-           "engine_of", "pair_groups", "score_pairs", "sentence_transformers_batches"]
+           "Corpus", "bi_encoder_scores", "corpus", "describe", "encode_shards", "engine_of", "pair_groups",
+           "score_pairs", "sentence_transformers_batches", "shard_groups"]
 
 #: ``--engine`` values: one Python process (the default), or a Ray cluster.
 ENGINES = ("single", "ray")
@@ -135,6 +134,8 @@ def _session(engine: RayEngine):
         yield ray
         return
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
+    if engine.address:
+        _check_reachable(engine.address)
     try:
         if engine.address:
             ray.init(address=engine.address, **quiet)
@@ -147,6 +148,20 @@ def _session(engine: RayEngine):
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str, timeout: float = 10.0) -> None:
+    """Fail at once on a ``HOST:PORT`` nobody answers at (Ray itself would retry for minutes)."""
+    import socket
+
+    match = re.fullmatch(r"\[?([^\[\]/]+?)\]?:(\d+)", address.strip())
+    if match is None:  # auto, ray://..., an environment's address: left to Ray
+        return
+    try:
+        socket.create_connection((match.group(1), int(match.group(2))), timeout=timeout).close()
+    except OSError as error:
+        raise UserError(f"--ray-address {address}: no Ray cluster answers there ({error.strerror or error}); start "
+                        f"one with `ray start --head` or leave out --ray-address for a local Ray") from None
 
 
 def _quiet(ray) -> None:
@@ -202,15 +217,16 @@ class _Plan:
         return "cuda" if self.num_gpus else "cpu"
 
 
-def _plan(ray, engine: RayEngine, gpus: bool = True) -> _Plan:
-    """Actors and their resources: one GPU each when the cluster has GPUs, else CPUs shared out evenly."""
+def _plan(ray, engine: RayEngine, gpus: bool = True, groups: int | None = None) -> _Plan:
+    """Actors and their resources: one GPU each when the cluster has GPUs, else CPUs shared out evenly; never
+    more actors than ``groups`` (the job's units of work)."""
     nodes = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
     gpu_total = int(sum(node.get("GPU", 0) for node in nodes)) if gpus else 0
     if gpu_total:
         workers = engine.workers or gpu_total
         if workers > gpu_total:
             raise UserError(f"--ray-workers {workers}: the Ray cluster has {gpu_total} GPU(s), one per worker")
-        return _Plan(workers, 1, 1)
+        return _Plan(min(workers, groups or workers), 1, 1)
     cpu_nodes = [int(node.get("CPU", 0)) for node in nodes if node.get("CPU", 0) >= 1]
     if not cpu_nodes:
         raise UserError("the Ray cluster has no CPU to run the model on")
@@ -218,6 +234,7 @@ def _plan(ray, engine: RayEngine, gpus: bool = True) -> _Plan:
     if workers > sum(cpu_nodes):
         raise UserError(f"--ray-workers {workers}: the Ray cluster has {sum(cpu_nodes)} CPU(s), at least one per "
                         f"worker")
+    workers = min(workers, groups or workers)
     per_worker = max(1, min(max(cpu_nodes), sum(cpu_nodes) // workers))
     while sum(cpus // per_worker for cpus in cpu_nodes) < workers:  # every actor must fit on a node
         per_worker -= 1
@@ -285,19 +302,47 @@ class _ScorerWorker:
         return {"pos": np.concatenate(positions), "score": np.concatenate(scores)}
 
 
-# -- reading a corpus's shards on this machine ----------------------------------------------------------------
+# -- reading a corpus's groups on this machine -----------------------------------------------------------------
 
-def build_docstore(dataset) -> None:
-    """Build the dataset's docstore now, once, so that the read tasks only slice it."""
-    store = dataset.docs_store() if hasattr(dataset, "docs_store") else None
-    if store is not None and hasattr(store, "built") and not store.built():
+@dataclass(frozen=True)
+class Corpus:
+    """A corpus's document ids in ``docs_iter`` order (the order of the index) and their texts' lengths."""
+
+    ids: list[str]
+    lengths: list[int]
+
+
+def corpus(dataset, dataset_id: str) -> Corpus:
+    """Read a corpus's ids and text lengths (one pass; the texts are read again by the workers' groups).
+
+    Its docstore is built first: the read tasks look their groups' documents up in it by id.
+
+    Raises
+    ------
+    UserError
+        A document id occurs twice (a lookup by id could not tell the two documents apart).
+    """
+    store = dataset.docs_store()
+    if not store.built():
         store.build()
+    ids, lengths = [], []
+    for doc in dataset.docs_iter():
+        ids.append(doc.doc_id)
+        lengths.append(len(datasets.document_text(doc)))
+    if len(set(ids)) != len(ids):
+        seen = set()
+        twice = next(i for i in ids if i in seen or seen.add(i))
+        raise UserError(f"{dataset_id}: document id {twice!r} occurs more than once; --engine ray looks documents up "
+                        f"by id, so use --engine single")
+    return Corpus(ids, lengths)
 
 
-def document_ids(dataset) -> list[str]:
-    """The corpus's document ids in ``docs_iter`` order (the order of the index), its docstore built first."""
-    build_docstore(dataset)
-    return [doc.doc_id for doc in dataset.docs_iter()]
+def shard_groups(lengths: list[int], start: int, end: int, batch_size: int) -> list[list[int]]:
+    """A shard's documents (positions in the shard) in the groups ``negplugins.runners.dense`` encodes in one call:
+    longest text first over the whole shard (a stable sort), cut into chunks of ``16 x batch_size``."""
+    order = sorted(range(end - start), key=lambda i: -lengths[start + i])
+    chunk = max(1, batch_size * CHUNK_BATCHES)
+    return [order[first:first + chunk] for first in range(0, len(order), chunk)]
 
 
 def _ids_sha256(ids) -> str:
@@ -308,54 +353,39 @@ def _dataset_environment() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key.startswith("IR_DATASETS")}
 
 
-def _read_shard(dataset_id: str, environment: dict, part: int, start: int, end: int, ids_sha256: str, chunk: int):
-    """The read task of one shard: its texts sorted by length (longest first, stable), one block per chunk."""
+def _read_group(dataset_id: str, environment: dict, part: int, positions: list[int], ids: list[str],
+                lengths: list[int]):
+    """The read task of one group: its documents' texts, looked up in the docstore, as one block of one row."""
     import pyarrow as pa
 
     for key in [key for key in os.environ if key.startswith("IR_DATASETS") and key not in environment]:
         del os.environ[key]
     os.environ.update(environment)  # this worker reads the dataset as the command's process does
-    dataset = datasets.load(dataset_id)
-    docs = dataset.docs_iter()
-    try:
-        selected = docs[start:end]
-    except TypeError:  # no random access: stream to the shard
-        selected = islice(docs, start, end)
-    ids, texts = [], []
-    for doc in selected:
-        ids.append(doc.doc_id)
-        texts.append(datasets.document_text(doc))
-    if _ids_sha256(ids) != ids_sha256:
-        raise UserError(f"{dataset_id}: the documents {start} to {end} changed while they were being encoded")
-    # the order and the chunks of negplugins.runners.dense._encode_shard: longest texts first over the whole
-    # shard (a stable sort), cut into chunks of whole batches
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    for first in range(0, len(order), chunk):
-        rows = order[first:first + chunk]
-        yield pa.table({"part": pa.array([part], pa.int64()), "positions": pa.array([rows], pa.list_(pa.int64())),
-                        "texts": pa.array([[texts[i] for i in rows]], pa.list_(pa.string()))})
+    found = datasets.load(dataset_id).docs_store().get_many(ids)
+    texts = [datasets.document_text(found[doc_id]) if doc_id in found else None for doc_id in ids]
+    if any(text is None or len(text) != length for text, length in zip(texts, lengths)):
+        raise UserError(f"{dataset_id}: its documents changed while they were being encoded; run the command again")
+    yield pa.table({"part": pa.array([part], pa.int64()), "positions": pa.array([positions], pa.list_(pa.int64())),
+                    "texts": pa.array([texts], pa.list_(pa.string()))})
 
 
-def _shard_source(dataset_id: str, shards: dict[int, tuple[int, int, str]], chunk: int):
+def _group_source(dataset_id: str, groups: list[tuple[int, list[int], list[str], list[int]]]):
+    """A Ray Data source of one read task per group ``(shard, positions in the shard, doc ids, text lengths)``."""
     from ray.data.block import BlockMetadata
     from ray.data.datasource import Datasource, ReadTask
 
     environment = _dataset_environment()
 
-    class ShardSource(Datasource):
+    class GroupSource(Datasource):
         def estimate_inmemory_data_size(self):
-            return None
+            return sum(sum(lengths) for _, _, _, lengths in groups)
 
         def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
-            tasks = []
-            for part, (start, end, sha) in shards.items():
-                groups = -(-(end - start) // chunk)
-                metadata = BlockMetadata(num_rows=groups, size_bytes=None, input_files=None, exec_stats=None)
-                tasks.append(ReadTask(lambda a=(dataset_id, environment, part, start, end, sha, chunk): _read_shard(*a),
-                                      metadata))
-            return tasks
+            return [ReadTask(lambda group=group: _read_group(dataset_id, environment, *group),
+                             BlockMetadata(num_rows=1, size_bytes=sum(group[3]), input_files=None, exec_stats=None))
+                    for group in groups]
 
-    return ShardSource()
+    return GroupSource()
 
 
 # -- running a job --------------------------------------------------------------------------------------------
@@ -388,7 +418,7 @@ def _iterate(build, what: str) -> Iterator[dict]:
         raise failure  # not chained to Ray's exception, whose traceback holds the dataset too
 
 
-def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tuple[int, int]], ids: list[str],
+def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tuple[int, int]], corpus: Corpus,
                   dimension: int, batch_size: int, max_length: int | None = None, progress: bool = True,
                   desc: str = "encoding") -> Iterator[tuple[int, np.ndarray]]:
     """Encode shards of a corpus on Ray; yields ``(shard, vectors)`` as each shard completes (in any order).
@@ -403,12 +433,12 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         The sentence encoder (its folder must exist on every node).
     shards : dict
         ``{shard: (start, end)}``: positions of each shard's documents in ``docs_iter`` order.
-    ids : list of str
-        The corpus's document ids in that order (a shard whose documents changed fails).
+    corpus : Corpus
+        The corpus's ids and text lengths (:func:`corpus`).
     dimension : int
         Of the vectors.
     batch_size : int
-        Texts per forward pass; a worker encodes ``16 x batch_size`` texts per call, as the single process.
+        Texts per forward pass; a worker encodes the groups of :func:`shard_groups`, as the single process.
     max_length : int, optional
         Token limit (default: the model's).
     progress : bool
@@ -422,12 +452,6 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         ``(shard, float32 array of shape (end - start, dimension))``, rows in document order.
     """
     engine = engine_of(engine)
-    if not shards:
-        return
-    from tqdm.auto import tqdm
-
-    chunk = max(1, batch_size * CHUNK_BATCHES)
-    plan_shards = {part: (start, end, _ids_sha256(ids[start:end])) for part, (start, end) in shards.items()}
     vectors = {part: np.zeros((end - start, dimension), dtype=np.float32) for part, (start, end) in shards.items()}
     filled = {part: np.zeros(end - start, dtype=bool) for part, (start, end) in shards.items()}
     for part in [part for part, (start, end) in shards.items() if end == start]:
@@ -435,18 +459,27 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         yield part, np.zeros((0, dimension), dtype=np.float32)
     if not vectors:
         return
+    from tqdm.auto import tqdm
+
+    groups = []
+    for part in sorted(vectors):
+        start, end = shards[part]
+        for positions in shard_groups(corpus.lengths, start, end, batch_size):
+            groups.append((part, positions, [corpus.ids[start + i] for i in positions],
+                           [corpus.lengths[start + i] for i in positions]))
     with _session(engine) as ray:
-        plan = _plan(ray, engine)
+        plan = _plan(ray, engine, groups=len(groups))
         node = ray.get_runtime_context().get_node_id()
-        source = _shard_source(dataset_id, {part: plan_shards[part] for part in vectors}, chunk)
+        source = _group_source(dataset_id, groups)
         constructor = {"ref": ref, "batch_size": batch_size, "max_length": max_length, "device": plan.device}
 
         def build():
-            # the read tasks run here, where the dataset is, and take no CPU from the workers; at most two shards'
-            # texts are held at once
-            data = ray.data.read_datasource(source, override_num_blocks=len(vectors), num_cpus=0, concurrency=2,
+            # the read tasks run here, where the dataset is, take no CPU from the workers, and run a few at a time
+            data = ray.data.read_datasource(source, override_num_blocks=len(groups), num_cpus=0,
+                                            concurrency=min(len(groups), 2 * plan.workers),
                                             label_selector={"ray.io/node-id": node})
             return _map(ray, plan, data, _EncoderWorker, constructor)
+
         total = sum(len(done) for done in filled.values())
         with tqdm(total=total, desc=f"{desc} on Ray ({plan.workers} worker{'s' if plan.workers > 1 else ''})",
                   unit="doc", disable=not progress, mininterval=1.0) as bar:
@@ -479,12 +512,13 @@ def _map(ray, plan: _Plan, data, worker, constructor: dict):
 
 def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool, what: str) -> Iterator[dict]:
     with _session(engine) as ray:
-        plan = _plan(ray, engine, gpus=gpus)
+        plan = _plan(ray, engine, gpus=gpus, groups=len(rows))
         if worker is _EncoderWorker:
             constructor = dict(constructor, device=plan.device)
 
         def build():
-            return _map(ray, plan, ray.data.from_items(rows, override_num_blocks=max(1, len(rows))), worker, constructor)
+            data = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
+            return _map(ray, plan, data, worker, constructor)
 
         yield from _iterate(build, what)
 

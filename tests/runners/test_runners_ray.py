@@ -229,3 +229,14 @@ def test_without_ray_the_engine_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(UserError, match=r"--engine ray needs Ray Data: pip install 'negplugins\[ray\]'"):
         ray_engine.score_pairs("ray", None, [("query", "document")], 8)
+
+
+def test_an_address_nobody_answers_at_fails_at_once():
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(UserError, match=rf"--ray-address 127.0.0.1:{port}: no Ray cluster answers there"):
+        ray_engine._check_reachable(f"127.0.0.1:{port}", timeout=2)
+    ray_engine._check_reachable("auto")  # not HOST:PORT: left to Ray
