@@ -458,7 +458,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     else:  # shards are yielded as they complete, in any order
         encoded = ray_engine.encode_shards(
             on_ray, dataset_id, ref, {i: shard_bounds(len(ids), i, shard_num) for i in todo}, corpus_ids,
-            encoder.dimension, batch_size, max_length=encoder.max_length, progress=progress,
+            encoder.dimension, batch_size, settings=settings, cache=encoders_path(path), progress=progress,
             desc=f"encoding {corpus} ({len(todo)} of {shard_num} shards)")
     for i, vectors in encoded:
         start, end = shard_bounds(len(ids), i, shard_num)

@@ -10,11 +10,13 @@
 Everything else (the shards' layout and manifests, resuming, merging, the query
 encoding, the search and the run) is the single-process code of :mod:`negplugins.runners.dense` and
 :mod:`negplugins.runners.rerank`. The output is the same as ``--engine single``: the workers are given
-exactly the groups of texts the single process encodes in one call (a shard's texts sorted by length
-and cut into chunks of ``16 x batch size``; a reranker's pairs in its own length order; the bi-encoder's
-texts as sentence-transformers batches them), so every forward pass sees the same batch, with the same
-padding, and the vectors and scores come out the same (the tests check the index, the vectors and the
-runs against ``--engine single``).
+the single process's encoder (the same :class:`~negplugins.runners.encoders.DenseEncoder` settings:
+pooling, normalisation, token limit, prefix, backend, dtype) and the same batches of texts (a shard's
+texts sorted by length over the whole shard, then cut into groups of ``16 x batch size``, which the
+encoder cuts into the single process's batches; a reranker's pairs in its own length order; the
+bi-encoder's texts as sentence-transformers batches them), so every forward pass sees the same batch,
+with the same padding, and the vectors and scores come out the same (the tests check the index, the
+vectors and the runs against ``--engine single``).
 
 Without ``address`` a local Ray is started on this machine (all its CPUs and GPUs, no dashboard, quiet)
 and shut down at the end; with ``address`` (``auto``, ``HOST:6379``) the command joins that cluster,
@@ -42,7 +44,7 @@ import numpy as np
 from .. import datasets
 from ..errors import UserError
 from ..options import check_int
-from .encoders import ModelRef, SentenceEncoder, configure_offline
+from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline
 
 __all__ = ["ENGINES", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
            "Corpus", "bi_encoder_scores", "corpus", "describe", "encode_shards", "engine_of", "pair_groups",
@@ -264,14 +266,24 @@ def _threads(num_cpus: int, device: str) -> None:
 
 
 class _EncoderWorker:
-    """Texts -> L2-normalised vectors; each input row is one group, encoded in one call to the model."""
+    """Texts -> vectors; each input row is one group, encoded in one call to the model.
 
-    def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None, num_cpus: int, device: str):
+    With ``settings`` (``search dense``) the worker builds the single process's
+    :class:`~negplugins.runners.encoders.DenseEncoder` with those settings (pooling, normalisation, token limit,
+    prefix, backend, dtype; an ONNX export is taken from ``cache`` when it is there); without them (the
+    bi-encoder reranker) the :class:`~negplugins.runners.encoders.SentenceEncoder` that reranker uses.
+    """
+
+    def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None, num_cpus: int, device: str,
+                 settings: dict | None = None, cache: str | None = None):
         configure_offline()  # this worker process only
         _threads(num_cpus, device)
-        self.encoder = SentenceEncoder(ref, device=device)
-        if max_length:
-            self.encoder.model.max_seq_length = max_length
+        if settings is not None:
+            self.encoder = DenseEncoder(ref, role="passage", device=device, cache=cache, **settings)
+        else:
+            self.encoder = SentenceEncoder(ref, device=device)
+            if max_length:
+                self.encoder.model.max_seq_length = max_length
         self.batch_size = batch_size
 
     def __call__(self, batch):
@@ -419,7 +431,8 @@ def _iterate(build, what: str) -> Iterator[dict]:
 
 
 def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tuple[int, int]], corpus: Corpus,
-                  dimension: int, batch_size: int, max_length: int | None = None, progress: bool = True,
+                  dimension: int, batch_size: int, settings: dict, cache: str | os.PathLike | None = None,
+                  progress: bool = True,
                   desc: str = "encoding") -> Iterator[tuple[int, np.ndarray]]:
     """Encode shards of a corpus on Ray; yields ``(shard, vectors)`` as each shard completes (in any order).
 
@@ -439,8 +452,11 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         Of the vectors.
     batch_size : int
         Texts per forward pass; a worker encodes the groups of :func:`shard_groups`, as the single process.
-    max_length : int, optional
-        Token limit (default: the model's).
+    settings : dict
+        The passage encoder's settings (``DenseEncoder.settings``: pooling, normalisation, token limit, prefix,
+        backend, dtype); every worker builds that encoder.
+    cache : path, optional
+        The folder of ONNX exports (``onnx`` and ``openvino`` backends), shared by the workers of one machine.
     progress : bool
         A tqdm progress bar over the documents.
     desc : str
@@ -471,7 +487,9 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         plan = _plan(ray, engine, groups=len(groups))
         node = ray.get_runtime_context().get_node_id()
         source = _group_source(dataset_id, groups)
-        constructor = {"ref": ref, "batch_size": batch_size, "max_length": max_length, "device": plan.device}
+        constructor = {"ref": ref, "batch_size": batch_size, "max_length": settings.get("max_length"),
+                       "device": plan.device, "settings": dict(settings),
+                       "cache": None if cache is None else str(Path(cache).resolve())}
 
         def build():
             # the read tasks run here, where the dataset is, take no CPU from the workers, and run a few at a time

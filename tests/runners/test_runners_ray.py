@@ -105,6 +105,31 @@ def test_ray_shards_are_kept_as_a_sharded_index_searched_to_the_same_run(tmp_pat
     assert read_metadata("ray.trec")["parameters"]["index_layout"] == "shards"
 
 
+def test_ray_workers_build_the_single_process_encoder_with_its_settings(tmp_path, fail_flag):
+    # not the model's defaults: a passage prefix, CLS pooling, no normalisation, 64 tokens, ONNX Runtime; every
+    # worker must encode as the single process does (the vectors of the default settings would differ by far
+    # more than the tolerance: CLS vs mean pooling, the prefix and the norm all move them)
+    settings = dict(passage_prefix="passage: ", pooling="cls", normalize=False, max_length=64, backend="onnx")
+    home = tmp_path / "home"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IR_DATASETS_HOME", str(home))
+        here = dense_index(DEMO, index=tmp_path / "single", shard_num=2, progress=False, **settings)
+        there = dense_index(DEMO, index=tmp_path / "ray", shard_num=2, progress=False, engine=TWO, **settings)
+        default = dense_index(DEMO, index=tmp_path / "default", shard_num=1, progress=False)
+    ours, our_ids = _vectors(there.path)
+    theirs, their_ids = _vectors(here.path)
+    plain, _ = _vectors(default.path)
+    assert our_ids == their_ids == DEMO_DOCS
+    assert np.abs(ours - theirs).max() <= 1e-5
+    assert np.abs(ours - plain).max() > 0.1  # the settings did change the vectors
+    assert np.linalg.norm(ours, axis=1).min() > 1.5  # not normalised: MiniLM's CLS vectors are longer than 1
+    built = json.loads((Path(there.path) / MANIFEST).read_text())
+    assert built["encoding"] == json.loads((Path(here.path) / MANIFEST).read_text())["encoding"] == {
+        "pooling": "cls", "normalize": False, "max_length": 64, "prefix": "passage: ", "backend": "onnx",
+        "dtype": "float32"}
+    assert built["engine"]["name"] == "ray" and built["encoder"]["export"]["kind"] == "onnx-encoder"
+
+
 def test_ray_needs_a_model_folder_not_a_model_object(tmp_path):
     from types import SimpleNamespace
 
