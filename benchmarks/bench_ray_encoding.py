@@ -3,10 +3,11 @@
 Run by hand (not a test)::
 
     IR_DATASETS_EXT_MIRROR=/work/shared/data .venv/bin/python benchmarks/bench_ray_encoding.py \\
-        [--texts 2000] [--batch-size 64] [--rounds 2] [--model MODEL]
+        [--texts 2000] [--batch-size 64] [--rounds 2] [--model MODEL] [--backend torch] [--dtype float32]
 
-All sides encode the same texts, the first N ComLQ passages as one shard, with the same model and batch
-size: the single-process side is the shard-encoding path of ``negplugins search dense``; the Ray sides are
+All sides encode the same texts, the first N ComLQ passages as one shard, with the same model, encoder
+settings (the suite's ``DenseEncoder``; ``--backend``/``--dtype`` as ``search dense``) and batch size: the
+single-process side is the shard-encoding path of ``negplugins search dense``; the Ray sides are
 the engine's whole job (read task, actor pool, streaming the vectors back), on a local Ray started once
 beforehand with all of this machine's CPUs (a worker gets ``CPUs / workers`` threads). The sides run in
 turn, the order rotating every round, so that load from other processes on the machine is shared out;
@@ -35,6 +36,8 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--model", default=None, help="default: the packaged all-MiniLM-L6-v2")
+    parser.add_argument("--backend", default="torch", choices=("torch", "onnx", "openvino"))
+    parser.add_argument("--dtype", default="float32")
     args = parser.parse_args(argv)
     if not os.environ.get("IR_DATASETS_EXT_MIRROR"):
         parser.error("set IR_DATASETS_EXT_MIRROR to the folder of the ComLQ release (e.g. /work/shared/data)")
@@ -47,7 +50,7 @@ def main(argv=None) -> int:
 
     from negplugins import datasets
     from negplugins.runners.dense import _encode_shard
-    from negplugins.runners.encoders import SentenceEncoder, resolve_model
+    from negplugins.runners.encoders import DenseEncoder, encoder_settings, resolve_model
     from negplugins.runners.ray_engine import Corpus, RayEngine, corpus, encode_shards
 
     dataset = datasets.load("comlq")
@@ -55,7 +58,12 @@ def main(argv=None) -> int:
     first = Corpus(whole.ids[: args.texts], whole.lengths[: args.texts])
     texts = [text for _, text in islice(datasets.iter_docs_for_indexing(dataset), args.texts)]
     n = len(texts)
-    encoder = SentenceEncoder(resolve_model(args.model))
+    import tempfile
+
+    ref = resolve_model(args.model)
+    settings = encoder_settings(ref, role="passage", backend=args.backend, dtype=args.dtype)
+    cache = tempfile.mkdtemp(prefix="bench-ray-onnx-")  # the ONNX export, shared by the sides (as beside an index)
+    encoder = DenseEncoder(ref, role="passage", device="cpu", cache=cache, **settings)
     cpus = os.cpu_count() or 1
     ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
 
@@ -64,7 +72,7 @@ def main(argv=None) -> int:
 
     def on_ray(workers, size=n):
         [(_, vectors)] = encode_shards(RayEngine(workers=workers), "comlq", encoder.ref, {0: (0, size)}, first,
-                                       encoder.dimension, args.batch_size, max_length=encoder.max_length,
+                                       encoder.dimension, args.batch_size, settings=settings, cache=cache,
                                        progress=False)
         return vectors
 
@@ -98,7 +106,8 @@ def main(argv=None) -> int:
     best = {name: min(values) for name, values in times.items()}
     rate = {name: n / best[name] for name in best}
     fixed = {name: min(values) for name, values in overheads.items()}
-    print(f"model {encoder.ref.name}, {n} ComLQ passages, batch size {args.batch_size}, {cpus} CPUs, "
+    print(f"model {encoder.ref.name} ({args.backend} {args.dtype}), {n} ComLQ passages, batch size "
+          f"{args.batch_size}, {cpus} CPUs, "
           f"torch threads {torch.get_num_threads()} (single), best of {args.rounds} rounds; no GPU")
     print(f"  single process        : {rate['single']:7.1f} passages/s  ({best['single']:.2f} s)")
     for name, label in (("ray-1", "Ray, 1 worker "), ("ray-2", "Ray, 2 workers")):
