@@ -70,8 +70,8 @@ def _cmd_index(args) -> int:
     from .runners.lucene_index import lucene_index
 
     path, built = lucene_index(args.dataset, args.index, threads=args.threads, rebuild=args.rebuild,
-                               verbose=args.verbose)
-    print(f"{'built' if built else 'reusing up-to-date'} Lucene index {path}")
+                               verbose=args.verbose, slim=args.slim)
+    print(f"{'built' if built else 'reusing up-to-date'} {'slim ' if args.slim and built else ''}Lucene index {path}")
     return 0
 
 
@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=1,
                    help=f"indexing threads, 1 to {MAX_THREADS} (default: 1)")
     p.add_argument("--rebuild", action="store_true", help="build even if an up-to-date index exists")
+    p.add_argument("--slim", action="store_true",
+                   help="postings only (no positions, document vectors or raw documents, as Pyserini's slim "
+                        "indexes): the same BM25 runs on less disk; phrase queries and RM3 need the full index")
     p.set_defaults(func=_cmd_index)
 
     search = commands.add_parser("search", help="run a retrieval system over a dataset and write a TREC run")

@@ -85,7 +85,7 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     check_run_output(output, force=force)
     dataset = datasets.load(dataset_id)
     if index is None:
-        index, _ = lucene_index(dataset_id, threads=threads)
+        index, _ = lucene_index(dataset_id, threads=threads, reuse_slim=True)  # BM25 needs postings only
     else:
         check_lucene_index(index)
     language = dataset_language(dataset)

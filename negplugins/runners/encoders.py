@@ -372,7 +372,7 @@ POOLINGS = ("mean", "cls", "last-token")
 #: sentence-transformers prompt names used as the default passage prefix, in this order (as its ``encode_document``).
 PASSAGE_PROMPTS = ("document", "passage", "corpus")
 ENCODER_MANIFEST = "negplugins-encoder.json"
-_ENCODER_FORMAT = 1
+_ENCODER_FORMAT = 2  # 2: exported with eager attention
 _ST_POOLING = {"mean_tokens": "mean", "mean": "mean", "cls_token": "cls", "cls": "cls", "lasttoken": "last-token"}
 _ST_MODULES = ("Transformer", "Pooling", "Dense", "Normalize")
 
@@ -628,7 +628,11 @@ class DenseEncoder:
             from transformers import AutoModel, AutoTokenizer
 
             self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            model = AutoModel.from_pretrained(str(ref.path), local_files_only=True)
+            # an exported graph runs faster with eager attention: the ONNX export of PyTorch's fused attention
+            # (sdpa) is a pattern ONNX Runtime and OpenVINO do not fuse (OpenVINO bfloat16 on MiniLM, 2 CPU
+            # cores: 76.8 against 66.0 passages/s; the vectors agree to a cosine of 0.99999)
+            attention = {} if backend == "torch" else {"attn_implementation": "eager"}
+            model = AutoModel.from_pretrained(str(ref.path), local_files_only=True, **attention)
         except model_load_errors() as error:
             raise load_error(ref, error, "dense encoder") from None
         if getattr(model.config, "is_encoder_decoder", False):  # T5-style (GTR, sentence-T5): the encoder alone

@@ -31,6 +31,12 @@ BATCH_BYTES = 16 << 20
 #: BoolQuestions corpus of ``benchmarks/bench_scale.py`` peaked at 1.3x its ``corpus.jsonl`` during the
 #: build (merges included).
 INDEX_SIZE_RATIO = 1.5
+#: The same for a slim index (postings only, ``--slim``): SLIM_MEASURED of the synthetic corpus, with room to spare.
+SLIM_INDEX_SIZE_RATIO = 0.6
+#: What a full index stores beyond its postings (Pyserini's ``-storePositions -storeDocvectors -storeRaw``);
+#: a slim one stores none of it.
+STORED = ("positions", "docvectors", "raw")
+_STORE_FLAGS = {"positions": "-storePositions", "docvectors": "-storeDocvectors", "raw": "-storeRaw"}
 #: Added to every index estimate (Lucene's files of a small index, file system blocks).
 INDEX_SIZE_MARGIN = 4 << 20
 
@@ -107,15 +113,24 @@ def _expected_manifest(dataset_id: str, language: str) -> dict:
     }
 
 
+def _stored(manifest: dict) -> tuple[str, ...]:
+    """What an index of the suite stores beyond postings (indexes without ``stored`` are full ones)."""
+    stored = manifest.get("stored", list(STORED))
+    return tuple(item for item in STORED if isinstance(stored, list) and item in stored)
+
+
 def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, threads: int = 1,
-                 rebuild: bool = False, verbose: bool = False) -> tuple[Path, bool]:
+                 rebuild: bool = False, verbose: bool = False, slim: bool = False,
+                 reuse_slim: bool = False) -> tuple[Path, bool]:
     """Build a Lucene index of a dataset's documents, or reuse one built by an earlier call.
 
     The index is written into a temporary folder beside its destination and renamed into place
     only once Anserini has finished and the manifest is written, so an interrupted build never
     leaves an index that a later search would use. Documents are indexed with positions, document
     vectors and raw text (as Pyserini's own indexes), with the dataset's analyzer language
-    (``zh`` for DuReader-retrieval).
+    (``zh`` for DuReader-retrieval); a slim index (``slim``) has the postings only, as Pyserini's ``-slim``
+    prebuilt indexes: BM25 gives the same runs, in a fraction of the disk (phrase queries, RM3 and
+    ``doc(id).raw()`` need a full index; the suite reads texts from the dataset, never from the index).
 
     The documents go to Anserini in memory, in batches of about :data:`BATCH_BYTES`, through Pyserini's
     on-the-fly indexer (``pyserini.index.lucene.LuceneIndexer``, Anserini's ``SimpleIndexer``) with the
@@ -139,6 +154,12 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
         Build even when an up-to-date index exists.
     verbose : bool
         Let Anserini log its progress (it is quiet otherwise).
+    slim : bool
+        Postings only: no positions, document vectors or raw documents. A full index that is up to date is
+        reused for a slim request; a slim one is rebuilt for a full request unless ``reuse_slim``.
+    reuse_slim : bool
+        Reuse an up-to-date slim index even though a full one is asked for (BM25 needs no more); a missing
+        index is built full.
 
     Returns
     -------
@@ -150,13 +171,16 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     path = Path(index) if index is not None else default_index_path(dataset_id)
     language = dataset_language(dataset)
     expected = _expected_manifest(dataset_id, language)
+    wanted = () if slim else STORED
 
     def up_to_date() -> bool:
         existing = read_manifest(path)
         if path.exists() and existing is None and any(path.iterdir()):
             raise UserError(f"{path}: exists and is not an index built by negplugins (no readable {MANIFEST}); "
                             f"remove it or choose another --index")
-        return not rebuild and existing is not None and {k: existing.get(k) for k in expected} == expected
+        if rebuild or existing is None or {k: existing.get(k) for k in expected} != expected:
+            return False
+        return reuse_slim or set(_stored(existing)) >= set(wanted)
 
     if up_to_date():
         return path, False
@@ -165,8 +189,9 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
         if up_to_date():  # built meanwhile by a command we waited for
             return path, False
         source_bytes = datasets.docs_source_size(dataset)
+        ratio = SLIM_INDEX_SIZE_RATIO if slim else INDEX_SIZE_RATIO
         if source_bytes is not None:
-            check_free_space(path.parent, int(source_bytes * INDEX_SIZE_RATIO) + INDEX_SIZE_MARGIN,
+            check_free_space(path.parent, int(source_bytes * ratio) + INDEX_SIZE_MARGIN,
                              f"the Lucene index of {expected['corpus']}")
         jvm.configure()
         from pyserini.index.lucene import LuceneIndexer
@@ -178,8 +203,8 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
             "io.anserini.index.SimpleIndexer", autoclass("org.apache.logging.log4j.Level").getLevel(
                 "INFO" if verbose else "WARN"))
         with atomic_directory(path) as tmp:
-            args = ["-index", str(tmp), "-generator", "DefaultLuceneDocumentGenerator", "-storePositions",
-                    "-storeDocvectors", "-storeRaw", "-language", language]
+            args = ["-index", str(tmp), "-generator", "DefaultLuceneDocumentGenerator",
+                    *(_STORE_FLAGS[item] for item in wanted), "-language", language]
             count = 0
             indexer = None
             try:
@@ -191,7 +216,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
                         _test_pause()
                         indexer = LuceneIndexer(args=args, threads=threads)
                     if source_bytes is None:
-                        check_free_space(tmp, int(size * INDEX_SIZE_RATIO) + INDEX_SIZE_MARGIN,
+                        check_free_space(tmp, int(size * ratio) + INDEX_SIZE_MARGIN,
                                          f"the Lucene index of {expected['corpus']}")
                     indexer.add_batch_raw(batch)
             finally:
@@ -199,7 +224,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
                     indexer.close()  # commits: into the temporary folder, removed unless the build succeeded
             if count == 0:
                 raise UserError(f"{dataset_id}: the dataset has no documents to index")
-            manifest = dict(expected, documents=count, dataset=dataset_id, threads=threads)
+            manifest = dict(expected, documents=count, dataset=dataset_id, threads=threads, stored=list(wanted))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path, True
 

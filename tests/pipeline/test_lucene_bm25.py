@@ -247,3 +247,32 @@ def test_documents_fed_in_memory_give_the_index_and_runs_of_one_file(tmp_path, m
     assert _index_contents(ours) == _index_contents(stock_index)
     topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
     assert _stock_bm25(ours, topics, tmp_path / "a.trec") == _stock_bm25(stock_index, topics, tmp_path / "b.trec")
+
+
+def test_a_slim_index_gives_the_same_bm25_runs_on_less_disk(demo_index, tmp_path, monkeypatch):
+    # corroborated by stock Pyserini: its BM25 over the slim index writes the full index's run byte for byte
+    slim, built = index.lucene_index(DEMO, tmp_path / "slim", slim=True)
+    assert built
+    manifest = json.loads((slim / index.MANIFEST).read_text())
+    assert manifest["stored"] == [] and manifest["documents"] == 36
+    assert json.loads((demo_index / index.MANIFEST).read_text())["stored"] == ["positions", "docvectors", "raw"]
+
+    def size(folder):
+        return sum(f.stat().st_size for f in Path(folder).iterdir() if f.name.startswith(("_", "segments")))
+
+    assert size(slim) < 0.6 * size(demo_index)
+    from pyserini.index.lucene import LuceneIndexReader
+
+    reader = LuceneIndexReader(str(slim))
+    assert reader.doc_raw(reader.convert_internal_docid_to_collection_docid(0)) is None  # nothing stored
+    topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
+    full_run, slim_run = tmp_path / "full.trec", tmp_path / "slim.trec"
+    bm25_search(DEMO, full_run, index=demo_index, hits=1000, threads=2)
+    bm25_search(DEMO, slim_run, index=slim, hits=1000, threads=2)
+    assert slim_run.read_bytes() == full_run.read_bytes()
+    assert _stock_bm25(slim, topics, tmp_path / "stock.trec") == _stock_bm25(demo_index, topics, tmp_path / "s2.trec")
+    # reuse: a full index serves a slim request; a slim one is rebuilt for a full request, but serves BM25
+    assert index.lucene_index(DEMO, demo_index, slim=True) == (demo_index, False)
+    assert index.lucene_index(DEMO, slim, reuse_slim=True) == (slim, False)
+    assert index.lucene_index(DEMO, slim) == (slim, True)
+    assert json.loads((slim / index.MANIFEST).read_text())["stored"] == ["positions", "docvectors", "raw"]
