@@ -3,7 +3,7 @@
 Run by hand (not a test)::
 
     .venv/bin/python benchmarks/bench_scale.py [--passages 8841823] [--questions 1151] [--work DIR]
-        [--threads 2] [--hits 1000] [--keep]
+        [--threads 2] [--hits 1000] [--slim] [--keep]
 
 Writes ``<work>/mirror/boolquestions/MSMARCO/corpus.jsonl`` (``{"docid", "doc"}`` per line, as the release)
 with ``--passages`` synthetic passages (words of a Zipf-distributed vocabulary, 20 to 90 per passage, about
@@ -17,7 +17,7 @@ verify
 docstore
     ir_datasets' docstore of the corpus (one lookup builds it)
 index
-    ``negplugins index boolquestions/msmarco --threads T``
+    ``negplugins index boolquestions/msmarco --threads T [--slim]``
 bm25
     ``negplugins search bm25 boolquestions/msmarco --threads T --hits H`` (every question)
 evaluate
@@ -149,6 +149,7 @@ def main(argv=None) -> int:
     parser.add_argument("--work", help="working folder (default: a new temporary folder)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--hits", type=int, default=1000)
+    parser.add_argument("--slim", action="store_true", help="index postings only (negplugins index --slim)")
     parser.add_argument("--keep", action="store_true", help="keep the working folder")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--generate", help=argparse.SUPPRESS)  # internal: write the files into this folder
@@ -180,7 +181,8 @@ def main(argv=None) -> int:
                                        "[f.path() for f in b._FILES['msmarco'].values()]"]),
             ("docstore", python + ["-c", "import ir_datasets, ir_datasets_ext; "
                                          f"ir_datasets.load('{dataset}').docs_store().get('0')"]),
-            ("index", python + ["-m", "negplugins", "index", dataset, "--threads", str(args.threads)]),
+            ("index", python + ["-m", "negplugins", "index", dataset, "--threads", str(args.threads)]
+             + (["--slim"] if args.slim else [])),
             ("bm25", python + ["-m", "negplugins", "search", "bm25", dataset, "--threads", str(args.threads),
                                "--hits", str(args.hits), "--output", "runs/bm25.trec"]),
             ("evaluate", python + ["-m", "negplugins", "evaluate", dataset, "runs/bm25.trec", "--json"]),
@@ -199,6 +201,7 @@ def main(argv=None) -> int:
                  "peak_extra_disk_mib": round(max(sum(r["kept_disk_mib"] for r in results[:i]) + r["peak_extra_disk_mib"]
                                                   for i, r in enumerate(results)), 1)}
         report = {"passages": args.passages, "questions": args.questions, "threads": args.threads, "hits": args.hits,
+                  "slim": args.slim,
                   "corpus_mib": round(corpus_mib, 1), "cpus": os.cpu_count(),
                   "steps": [{k: v for k, v in r.items() if k != "stdout"} for r in results], "total": total,
                   "peak_extra_disk_over_corpus": round(total["peak_extra_disk_mib"] / corpus_mib, 2),
