@@ -70,9 +70,13 @@ def _call(action, package):
               f"{type(error).__name__}: {error}{hint}", file=sys.stderr)
 
 
-def _main_module():
-    """The module run as ``python -m MODULE`` (from ``sys.orig_argv``), else None."""
-    args = list(getattr(sys, "orig_argv", []))[1:]
+def main_module(argv=None):
+    """The module run as ``python -m MODULE`` (from ``argv``, default ``sys.orig_argv``), else None.
+
+    The one reader of ``-m`` in the suite (``negplugins._compat.jvm.main_module`` is this function); it lives
+    here because this module may import nothing beyond ``os`` and ``sys``.
+    """
+    args = list(getattr(sys, "orig_argv", []) if argv is None else argv)[1:]
     index = 0
     while index < len(args):
         arg = args[index]
@@ -81,15 +85,15 @@ def _main_module():
         if arg.startswith("-m"):
             return arg[2:]
         if arg in ("-c", "-") or not arg.startswith("-"):
-            return None
-        index += 2 if arg in ("-W", "-X", "--check-hash-based-pycs") else 1
+            return None  # a command, stdin or a script: not -m
+        index += 2 if arg in ("-W", "-X", "--check-hash-based-pycs") else 1  # an option with a separate value
     return None
 
 
 def _is_command(package):
     """Whether this process is ``package``'s command line: its console script, or ``python -m package``."""
     script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    return script == package or _main_module() == package
+    return script == package or main_module() == package
 
 
 class _HookedLoader:

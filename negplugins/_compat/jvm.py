@@ -217,21 +217,14 @@ def _java_first(home: str, path: str) -> str:
 
 
 def main_module(argv: list[str] | None = None) -> str | None:
-    """The module this interpreter runs as ``python -m MODULE`` (read from ``sys.orig_argv``), else ``None``."""
-    args = list(getattr(sys, "orig_argv", []) if argv is None else argv)[1:]
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "-m":
-            return args[index + 1] if index + 1 < len(args) else None
-        if arg.startswith("-m"):
-            return arg[2:]
-        if arg in ("-c", "-") or not arg.startswith("-"):
-            return None  # a command, stdin or a script: not -m
-        if arg in ("-W", "-X", "--check-hash-based-pycs"):
-            index += 1  # option with a separate value
-        index += 1
-    return None
+    """The module this interpreter runs as ``python -m MODULE`` (read from ``sys.orig_argv``), else ``None``.
+
+    The import hook's reader (:func:`_negplugins_autoload.main_module`), imported when called: the hook's
+    module is installed with the suite and imports only ``os`` and ``sys``.
+    """
+    from _negplugins_autoload import main_module as read
+
+    return read(argv)
 
 
 class _JavaChildSubprocess:
