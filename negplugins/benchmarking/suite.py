@@ -450,7 +450,7 @@ def _run_protocol(spec, dataset_id: str, folder: Path, model: _Model, load, inde
     else:
         index = indexes / "lucene" / datasets.slug(datasets.docs_root_id(dataset_id))
         say(f"BM25 first stage (top {spec.depth}); Lucene index {index}")
-        index, _ = lucene_index(dataset_id, index=index)
+        index, _ = lucene_index(dataset_id, index=index, reuse_slim=True)  # BM25 needs postings only
         bm25_search(dataset_id, first, index=index, hits=spec.depth, force=force, command=command, **BM25_PARAMETERS)
         say(f"BM25 first stage in {_timed(outcome, 'bm25', 'ran', start):.1f} s -> {first}")
     expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,

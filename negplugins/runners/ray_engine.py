@@ -487,7 +487,7 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         plan = _plan(ray, engine, groups=len(groups))
         node = ray.get_runtime_context().get_node_id()
         source = _group_source(dataset_id, groups)
-        constructor = {"ref": ref, "batch_size": batch_size, "max_length": settings.get("max_length"),
+        constructor = {"ref": ref, "batch_size": batch_size, "max_length": None,  # the settings hold it
                        "device": plan.device, "settings": dict(settings),
                        "cache": None if cache is None else str(Path(cache).resolve())}
 
