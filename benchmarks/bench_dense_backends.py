@@ -75,7 +75,8 @@ def main(argv=None) -> int:
     source = "ComLQ passages" if texts else "synthetic passages"
     texts = texts or synthetic_passages(args.texts)
     ref = resolve_model(args.model)
-    cache = args.cache or tempfile.mkdtemp(prefix="negplugins-bench-")
+    scratch = None if args.cache else tempfile.TemporaryDirectory(prefix="negplugins-bench-")  # removed at exit
+    cache = args.cache or scratch.name
     encoders = {}
     for backend, dtype in variants:
         start = time.perf_counter()

@@ -62,7 +62,8 @@ def main(argv=None) -> int:
 
     ref = resolve_model(args.model)
     settings = encoder_settings(ref, role="passage", backend=args.backend, dtype=args.dtype)
-    cache = tempfile.mkdtemp(prefix="bench-ray-onnx-")  # the ONNX export, shared by the sides (as beside an index)
+    scratch = tempfile.TemporaryDirectory(prefix="bench-ray-onnx-")  # removed at exit
+    cache = scratch.name  # the ONNX export, shared by the sides (as beside an index)
     encoder = DenseEncoder(ref, role="passage", device="cpu", cache=cache, **settings)
     cpus = os.cpu_count() or 1
     ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)

@@ -2,7 +2,7 @@
 
 Run by hand (not a test)::
 
-    .venv/bin/python benchmarks/bench_scale.py [--passages 8841823] [--questions 1151] [--work DIR]
+    .venv/bin/python benchmarks/bench_scale.py [--passages N] [--questions N] [--work DIR]
         [--threads 2] [--hits 1000] [--slim] [--keep]
 
 Writes ``<work>/mirror/boolquestions/MSMARCO/corpus.jsonl`` (``{"docid", "doc"}`` per line, as the release)
@@ -142,11 +142,33 @@ def run_step(name: str, command: list[str], env: dict, watched: list[Path]) -> d
             "kept_disk_mib": round((after - before) / 2**20, 1), "stdout": out["stdout"].decode(errors="replace")}
 
 
+#: Marks a working folder as this benchmark's, so that ``--work`` never writes into a folder of the user's.
+WORK_MARK = ".bench-scale-work"
+
+
+def _work_folder(given: str | None) -> Path:
+    """``--work``: absent, empty or an earlier run's (marked); else one line and exit 2."""
+    if not given:
+        work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    else:
+        work = Path(given)
+        if work.exists() and (not work.is_dir() or (any(work.iterdir()) and not (work / WORK_MARK).is_file())):
+            raise SystemExit(f"bench_scale.py: --work {work}: expected a new or empty folder (or one of an earlier "
+                             f"run, holding {WORK_MARK}); it writes mirror/, home/, indexes/ and runs/ into it")
+        work.mkdir(parents=True, exist_ok=True)
+    (work / WORK_MARK).touch()
+    return work
+
+
 def main(argv=None) -> int:
+    from ir_datasets_ext.datasets.boolquestions import MSMARCO_PASSAGES, MSMARCO_QUESTIONS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--passages", type=int, default=8_841_823, help="default: MS MARCO's 8,841,823")
-    parser.add_argument("--questions", type=int, default=1151, help="default: BoolQuestions MS MARCO's 1,151")
-    parser.add_argument("--work", help="working folder (default: a new temporary folder)")
+    parser.add_argument("--passages", type=int, default=MSMARCO_PASSAGES,
+                        help=f"default: MS MARCO's {MSMARCO_PASSAGES:,}")
+    parser.add_argument("--questions", type=int, default=MSMARCO_QUESTIONS,
+                        help=f"default: BoolQuestions MS MARCO's {MSMARCO_QUESTIONS:,}")
+    parser.add_argument("--work", help="working folder, new or empty (default: a new temporary folder)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--hits", type=int, default=1000)
     parser.add_argument("--slim", action="store_true", help="index postings only (negplugins index --slim)")
@@ -158,8 +180,7 @@ def main(argv=None) -> int:
         print(json.dumps(write_corpus(Path(args.generate), args.passages, args.questions)))
         return 0
 
-    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    work.mkdir(parents=True, exist_ok=True)
+    work = _work_folder(args.work)
     mirror, home = work / "mirror", work / "home"
     watched = [home, work / "indexes", work / "runs"]
     for folder in watched:
@@ -207,7 +228,10 @@ def main(argv=None) -> int:
                   "peak_extra_disk_over_corpus": round(total["peak_extra_disk_mib"] / corpus_mib, 2),
                   "scores": scores.get("overall", scores) if isinstance(scores, dict) else scores}
         if args.json:
-            Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            from negplugins.io.files import atomic_writer
+
+            with atomic_writer(args.json) as f:  # never half-written; never a folder or a FIFO
+                f.write(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
         return 0
     finally:

@@ -77,6 +77,10 @@ CORPORA = {
     "msmarco": ("MSMARCO", False),
     "nq": ("NaturalQuestions", True),
 }
+#: Passages of the MS MARCO passage collection (boolquestions/msmarco's documents: its docstore's size hint).
+MSMARCO_PASSAGES = 8_841_823
+#: Questions of BoolQuestions' MS MARCO part, per the paper (354 AND, 469 OR, 328 NOT).
+MSMARCO_QUESTIONS = 1151
 
 
 def _download(folder, file):
@@ -212,7 +216,7 @@ class _Counts:
 class BoolQuestionsDocs(StoredDocs):
     def __init__(self, streamer, name):
         super().__init__(BoolQuestionsDoc, store=f"{NAME}/docs-{name}", namespace=f"{NAME}/{name}",
-                         count_hint=8841823 if name == "msmarco" else None)
+                         count_hint=MSMARCO_PASSAGES if name == "msmarco" else None)
         self._streamer = streamer
         self._name = name
         self._source = f"{CORPORA[name][0]}/corpus.jsonl"
