@@ -18,3 +18,19 @@ def minilm_encoder():
     from negplugins.runners.encoders import DenseEncoder, resolve_model
 
     return DenseEncoder(resolve_model(None), device="cpu")
+
+
+@pytest.fixture
+def first_stage():
+    """A writer of a hand-made first-stage run: for each query every document, scores decreasing with the doc
+    number (``first_stage(path, queries=..., docs=...)`` returns ``path``)."""
+    demo_docs = [f"d{n:02d}" for n in range(1, 37)]
+
+    def write(path, queries=("q01", "q02", "q05"), docs=demo_docs):
+        with open(path, "w") as f:
+            for q in queries:
+                for rank, d in enumerate(docs, start=1):
+                    f.write(f"{q} Q0 {d} {rank} {100 - rank}.0 first\n")
+        return path
+
+    return write

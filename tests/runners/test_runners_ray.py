@@ -170,17 +170,8 @@ def test_a_failed_worker_leaves_finished_shards_and_the_rerun_encodes_only_the_r
     assert np.array_equal(ours, theirs)  # resumed or not, the vectors of the single process
 
 
-def _first_stage(path, queries=("q01", "q02", "q05"), docs=DEMO_DOCS):
-    """Every document for three queries, scores decreasing with the doc number (as test_runners_rerank)."""
-    with open(path, "w") as f:
-        for q in queries:
-            for rank, d in enumerate(docs, start=1):
-                f.write(f"{q} Q0 {d} {rank} {100 - rank}.0 first\n")
-    return path
-
-
-def test_rerank_on_ray_gives_the_same_run_bi_encoder(tmp_path, fail_flag):
-    first = _first_stage(tmp_path / "first.trec")
+def test_rerank_on_ray_gives_the_same_run_bi_encoder(first_stage, tmp_path, fail_flag):
+    first = first_stage(tmp_path / "first.trec")
     one = rerank(DEMO, tmp_path / "single.trec", run=first, top_k=20, batch_size=8)
     two = rerank(DEMO, tmp_path / "ray.trec", run=first, top_k=20, batch_size=8, engine=TWO)
     assert one["reranker"] == two["reranker"] == "bi-encoder" and one["lines"] == two["lines"] == 60
@@ -188,10 +179,10 @@ def test_rerank_on_ray_gives_the_same_run_bi_encoder(tmp_path, fail_flag):
     assert read_metadata(tmp_path / "ray.trec")["parameters"]["engine"]["name"] == "ray"
 
 
-def test_rerank_on_ray_from_the_command_line_cross_encoder(tmp_path, monkeypatch, capsys, tiny_cross_encoder,
-                                                           fail_flag):
+def test_rerank_on_ray_from_the_command_line_cross_encoder(first_stage, tmp_path, monkeypatch, capsys,
+                                                           tiny_cross_encoder, fail_flag):
     monkeypatch.chdir(tmp_path)
-    first = _first_stage(tmp_path / "first.trec")
+    first = first_stage(tmp_path / "first.trec")
     rerank(DEMO, "single.trec", model=str(tiny_cross_encoder), run=first, top_k=20, batch_size=3)
     assert main(["search", "rerank", DEMO, "--run", str(first), "--model", str(tiny_cross_encoder), "--top-k", "20",
                  "--batch-size", "3", "--engine", "ray", "--ray-workers", "2", "-o", "ray.trec"]) == 0

@@ -23,17 +23,8 @@ def _lines(path):
     return [line.split() for line in Path(path).read_text().splitlines()]
 
 
-def _first_stage(path, queries=("q01", "q02", "q05"), docs=DEMO_DOCS):
-    """A hand-made first stage: every document, scores decreasing with the doc number."""
-    with open(path, "w") as f:
-        for q in queries:
-            for rank, d in enumerate(docs, start=1):
-                f.write(f"{q} Q0 {d} {rank} {100 - rank}.0 first\n")
-    return path
-
-
-def test_rerank_run_with_bi_encoder(tmp_path):
-    first = _first_stage(tmp_path / "first.trec")
+def test_rerank_run_with_bi_encoder(first_stage, tmp_path):
+    first = first_stage(tmp_path / "first.trec")
     info = rerank(DEMO, tmp_path / "a.trec", run=first, top_k=10, command="test")
     again = rerank(DEMO, tmp_path / "b.trec", run=first, top_k=10)
     assert info["reranker"] == "bi-encoder" and info["lines"] == again["lines"] == 30
@@ -56,10 +47,10 @@ def test_rerank_run_with_bi_encoder(tmp_path):
     assert meta["model"]["sha256"] and meta["command"] == "test"
 
 
-def test_rerank_gz_run_in_and_out(tmp_path):
+def test_rerank_gz_run_in_and_out(first_stage, tmp_path):
     import gzip
 
-    first = _first_stage(tmp_path / "first.trec")
+    first = first_stage(tmp_path / "first.trec")
     gz_first = tmp_path / "first.trec.gz"
     gz_first.write_bytes(gzip.compress(first.read_bytes()))
     rerank(DEMO, tmp_path / "a.trec", run=first, top_k=3)
@@ -124,8 +115,8 @@ def test_monot5_and_cross_encoder_scores_are_what_they_claim(mirror, tmp_path, t
     assert got[("1000-2_q1", "1000-2_doc2")] == pytest.approx(expected, abs=2e-6)
 
 
-def test_rerank_cross_encoder_from_run_is_deterministic(tmp_path, tiny_cross_encoder):
-    first = _first_stage(tmp_path / "first.trec")
+def test_rerank_cross_encoder_from_run_is_deterministic(first_stage, tmp_path, tiny_cross_encoder):
+    first = first_stage(tmp_path / "first.trec")
     rerank(DEMO, tmp_path / "a.trec", model=str(tiny_cross_encoder), run=first, top_k=20, batch_size=7)
     rerank(DEMO, tmp_path / "b.trec", model=str(tiny_cross_encoder), run=first, top_k=20, batch_size=7)
     assert (tmp_path / "a.trec").read_bytes() == (tmp_path / "b.trec").read_bytes()
@@ -143,19 +134,19 @@ def test_empty_run(tmp_path):
     assert not (tmp_path / "out.trec").exists()
 
 
-def test_run_naming_unknown_documents_or_queries(tmp_path):
-    run = _first_stage(tmp_path / "first.trec", docs=["d01", "nope-7", "nope-9"])
+def test_run_naming_unknown_documents_or_queries(first_stage, tmp_path):
+    run = first_stage(tmp_path / "first.trec", docs=["d01", "nope-7", "nope-9"])
     with pytest.raises(UserError, match=r"first.trec: document 'nope-7' \(and 1 more\) is not in the documents of "
                                         r"negplugins-demo"):
         rerank(DEMO, tmp_path / "out.trec", run=run)
-    run = _first_stage(tmp_path / "first2.trec", queries=("q01", "zz"))
+    run = first_stage(tmp_path / "first2.trec", queries=("q01", "zz"))
     with pytest.raises(UserError, match="first2.trec: query 'zz' is not a query of negplugins-demo"):
         rerank(DEMO, tmp_path / "out.trec", run=run)
     assert not (tmp_path / "out.trec").exists()
 
 
-def test_bad_arguments(tmp_path):
-    first = _first_stage(tmp_path / "first.trec")
+def test_bad_arguments(first_stage, tmp_path):
+    first = first_stage(tmp_path / "first.trec")
     with pytest.raises(UserError, match="exactly one of --run FIRST_STAGE and --candidates"):
         rerank(DEMO, tmp_path / "out.trec")
     with pytest.raises(UserError, match="exactly one of"):
@@ -174,8 +165,8 @@ def test_bad_arguments(tmp_path):
     assert not (tmp_path / "out.trec").exists()
 
 
-def test_model_of_the_wrong_kind(tmp_path, tiny_cross_encoder):
-    first = _first_stage(tmp_path / "first.trec")
+def test_model_of_the_wrong_kind(first_stage, tmp_path, tiny_cross_encoder):
+    first = first_stage(tmp_path / "first.trec")
     with pytest.raises(UserError, match=f"model '{tiny_cross_encoder}' cannot be loaded as a monoT5"):
         rerank(DEMO, tmp_path / "out.trec", run=first, model=str(tiny_cross_encoder), reranker="monot5")
     assert not (tmp_path / "out.trec").exists()
