@@ -32,6 +32,21 @@ def isolated_ir_datasets_home(tmp_path_factory, monkeypatch):
     return home
 
 
+@pytest.fixture(autouse=True, scope="module")
+def jvm_keeps_its_crash_handlers(request):
+    """Fail the module after which the JVM that runs Lucene in this process no longer handles its own faults.
+
+    Without this check, a module that lets a library replace them (Ray's ``ray.init`` did) crashes the whole run
+    later, in whichever Lucene test first makes the JVM fault (negplugins/_compat/crash_handlers.py).
+    """
+    from negplugins._compat.crash_handlers import jvm_handles_segv
+
+    yield
+    if jvm_handles_segv() is False:
+        pytest.fail(f"{request.node.nodeid} left the JVM without its SIGSEGV handler; wrap what replaced it in "
+                    f"negplugins._compat.crash_handlers.keep_crash_handlers()", pytrace=False)
+
+
 def real_data_required() -> bool:
     """Whether a missing real data folder fails a test instead of skipping it: in CI (``CI=true``)."""
     return os.environ.get("CI", "").strip().lower() == "true"

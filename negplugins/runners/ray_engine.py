@@ -21,7 +21,10 @@ vectors and the runs against ``--engine single``).
 Without ``address`` a local Ray is started on this machine (all its CPUs and GPUs, no dashboard, quiet)
 and shut down at the end; with ``address`` (``auto``, ``HOST:6379``) the command joins that cluster,
 which it leaves running. When this process already runs Ray (``ray.init`` called by the caller), that
-session is used and left running. On a cluster, every node needs the suite installed and the model
+session is used and left running. Ray replaces the crash-signal handlers of the process it starts in, which
+the JVM that runs Lucene here needs: the engine puts them back around ``ray.init`` and ``ray.shutdown``, and a
+caller who starts Ray itself in a process that runs Lucene does the same with :func:`keep_crash_handlers`
+(:mod:`negplugins._compat.crash_handlers` says why). On a cluster, every node needs the suite installed and the model
 folder at the same path; the documents are read on this machine only.
 
 Ray is an optional dependency (``pip install 'negplugins[ray]'``), imported only when the engine runs.
@@ -35,6 +38,7 @@ import hashlib
 import logging
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +46,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets
+from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
 from ..errors import UserError
 from ..options import check_int
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline
 
-__all__ = ["ENGINES", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
+__all__ = ["ENGINES", "keep_crash_handlers", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
            "Corpus", "bi_encoder_scores", "corpus", "describe", "encode_shards", "engine_of", "pair_groups",
            "score_pairs", "sentence_transformers_batches", "shard_groups"]
 
@@ -133,23 +138,30 @@ def _session(engine: RayEngine):
     ray = _import_ray()
     _quiet(ray)
     if ray.is_initialized():
+        if jvm_handles_segv() is False:
+            warnings.warn("this process runs Lucene's JVM and its own Ray, started without keep_crash_handlers(): "
+                          "Ray replaced the JVM's crash handlers, so the JVM's next internal fault (a Java "
+                          "StackOverflowError, say) ends the process; start Ray inside "
+                          "negplugins.runners.ray_engine.keep_crash_handlers()", RuntimeWarning, stacklevel=3)
         yield ray
         return
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
     if engine.address:
         _check_reachable(engine.address)
     try:
-        if engine.address:
-            ray.init(address=engine.address, **quiet)
-        else:
-            ray.init(num_cpus=engine.num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
+        with keep_crash_handlers():  # the JVM's, when Lucene runs in this process (negplugins/_compat/crash_handlers.py)
+            if engine.address:
+                ray.init(address=engine.address, **quiet)
+            else:
+                ray.init(num_cpus=engine.num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as error:
         where = f"--ray-address {engine.address}" if engine.address else "a local Ray"
         raise UserError(f"{where}: Ray could not be started or joined ({_first_line(error)})") from None
     try:
         yield ray
     finally:
-        ray.shutdown()
+        with keep_crash_handlers():
+            ray.shutdown()
 
 
 def _check_reachable(address: str, timeout: float = 10.0) -> None:

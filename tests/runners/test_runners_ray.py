@@ -46,9 +46,11 @@ def fail_flag(tmp_path_factory):
     flag = tmp_path_factory.mktemp("ray-flag") / "fail-once"
     previous = os.environ.get(FAIL_ONCE_ENV)
     os.environ[FAIL_ONCE_ENV] = str(flag)  # read by the workers, which inherit the environment of ray.init
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    with ray_engine.keep_crash_handlers():  # the JVM of the Lucene tests in this process needs its handlers
+        ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     yield flag
-    ray.shutdown()
+    with ray_engine.keep_crash_handlers():
+        ray.shutdown()
     if previous is None:
         del os.environ[FAIL_ONCE_ENV]
     else:
@@ -256,3 +258,58 @@ def test_an_address_nobody_answers_at_fails_at_once():
     with pytest.raises(UserError, match=rf"--ray-address 127.0.0.1:{port}: no Ray cluster answers there"):
         ray_engine._check_reachable(f"127.0.0.1:{port}", timeout=2)
     ray_engine._check_reachable("auto")  # not HOST:PORT: left to Ray
+
+
+# A Java StackOverflowError starts as a SIGSEGV that only the JVM's own handler turns into the Java error.
+_JVM_AND_RAY = """
+import logging, sys, warnings
+warnings.simplefilter("always")
+from negplugins._compat import jvm
+from negplugins._compat.crash_handlers import jvm_handles_segv
+jvm.configure()
+from jnius import autoclass
+from negplugins.runners import ray_engine
+
+def overflow(when):
+    try:
+        autoclass("java.util.regex.Pattern").compile("(a|b)*").matcher("ab" * 200000).matches()
+    except Exception as error:
+        print(when, type(error).__name__, str(error).split(":")[0], jvm_handles_segv(), flush=True)
+
+overflow("before")
+if sys.argv[1] == "engine":
+    with ray_engine._session(ray_engine.RayEngine(num_cpus=1)):
+        overflow("during")
+else:  # the caller starts Ray itself, without keep_crash_handlers
+    import ray
+    ray.init(num_cpus=1, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    with ray_engine._session(ray_engine.RayEngine(num_cpus=1)):
+        pass
+overflow("after")
+"""
+
+
+@pytest.mark.parametrize("who", ["engine", "caller"])
+def test_the_jvm_survives_ray_in_its_process(tmp_path, who):
+    """Ray 2.60.0 replaces the JVM's crash handlers (exit 134 at the JVM's next fault); the engine puts them back.
+
+    The second case is the measurement behind negplugins/_compat/crash_handlers.py: the caller's own ``ray.init``
+    (what the CI run of 50033dc did in this module's fixture, which crashed the suite with exit 139 in a later
+    Lucene test) kills the process at the first Java StackOverflowError, and the engine warns of it beforehand.
+    """
+    import subprocess
+
+    script = tmp_path / "jvm_and_ray.py"
+    script.write_text(_JVM_AND_RAY)
+    done = subprocess.run([sys.executable, str(script), who], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    lines = done.stdout.splitlines()
+    if who == "engine":
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert lines == [f"{when} JavaException JVM exception occurred True" for when in ("before", "during", "after")]
+    else:
+        assert done.returncode in (-6, 134), (done.returncode, done.stderr[-2000:])  # SIGABRT from Ray's handler
+        assert lines[0] == "before JavaException JVM exception occurred True"
+        assert not any(line.startswith("after") for line in lines)  # the JVM's fatal error report follows instead
+        assert "A fatal error has been detected by the Java Runtime Environment" in done.stdout
+        assert "started without keep_crash_handlers()" in done.stderr
