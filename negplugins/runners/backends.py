@@ -18,7 +18,10 @@ The pooled vector and everything after it are computed in float32 whatever the m
 The ONNX export uses the TorchScript exporter (``dynamo=False``; the dynamo exporter needs ``onnxscript``, which
 the suite does not install), opset :data:`ONNX_OPSET`, with the batch and sequence axes dynamic. int8 is ONNX
 Runtime's dynamic quantization (``quantize_dynamic``, int8 weights quantized per output channel, activations
-quantized per batch at run time); per-tensor weights lose clearly more retrieval quality.
+quantized per batch at run time); per-tensor weights lose clearly more retrieval quality. OpenVINO's int8 is
+NNCF's post-training static quantization (:func:`quantize_openvino_int8`: ``nncf.quantize`` with the transformer
+preset, activation ranges from calibration texts, then its fast bias correction), saved as OpenVINO IR; the
+operations it leaves in floating point run in float32.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import numpy as np
 from ..errors import UserError
 
 __all__ = ["ONNX_OPSET", "OnnxRunner", "OpenVinoRunner", "TorchRunner", "cpu_bf16", "embedding_module",
-           "export_onnx", "openvino_capabilities", "quantize_int8"]
+           "export_onnx", "openvino_capabilities", "quantize_int8", "quantize_openvino_int8"]
 
 #: ONNX opset of the exported graphs.
 ONNX_OPSET = 17
@@ -180,6 +183,33 @@ def quantize_int8(source: Path, target: Path) -> dict:
             "onnxruntime": onnxruntime.__version__}
 
 
+def quantize_openvino_int8(source: Path, target: Path, calibration: list[dict[str, np.ndarray]]) -> dict:
+    """NNCF static int8 quantization of the ONNX graph ``source`` into OpenVINO IR ``target`` (``.xml`` and ``.bin``).
+
+    ``calibration`` holds the model inputs (token ids of a few hundred texts, a batch at a time) from which the
+    activations' ranges are measured; returns the quantization's record.
+    """
+    import contextlib
+    import io
+
+    import openvino
+
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import nncf
+
+        nncf.set_log_level(logging.ERROR)
+        # NNCF reports its progress (rich progress bars) on the terminal: this process's stdout is for results
+        model = openvino.Core().read_model(str(source))
+        quantized = nncf.quantize(model, nncf.Dataset(calibration), model_type=nncf.ModelType.TRANSFORMER,
+                                  subset_size=len(calibration))
+    openvino.save_model(quantized, str(target), compress_to_fp16=False)
+    return {"method": "nncf.quantize (post-training static, ModelType.TRANSFORMER, fast bias correction)",
+            "calibration_batches": len(calibration),
+            "calibration_texts": int(sum(len(batch["input_ids"]) for batch in calibration)),
+            "nncf": nncf.__version__, "openvino": openvino.__version__}
+
+
 class OnnxRunner:
     """An exported graph run by ONNX Runtime's CPU execution provider."""
 
@@ -199,8 +229,9 @@ class OnnxRunner:
 
 
 #: OpenVINO's names of the precisions (``INFERENCE_PRECISION_HINT``) and capabilities of the dtypes.
-OPENVINO_PRECISION = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
-_OPENVINO_CAPABILITY = {"bfloat16": "BF16", "float16": "FP16"}
+#: int8: the quantized operations run in int8, the others in float32.
+OPENVINO_PRECISION = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "int8": "f32"}
+_OPENVINO_CAPABILITY = {"bfloat16": "BF16", "float16": "FP16", "int8": "INT8"}
 
 
 def openvino_capabilities(core=None) -> list[str]:
@@ -213,7 +244,8 @@ def openvino_capabilities(core=None) -> list[str]:
 
 
 class OpenVinoRunner:
-    """An exported graph compiled by OpenVINO for the CPU with ``INFERENCE_PRECISION_HINT`` set explicitly.
+    """An exported graph (ONNX, or OpenVINO IR for int8) compiled by OpenVINO for the CPU with
+    ``INFERENCE_PRECISION_HINT`` set explicitly.
 
     Without the hint OpenVINO runs bfloat16 on CPUs that have it, so float32 must be asked for. A CPU that lacks
     the asked precision (``BF16`` / ``FP16`` in the plugin's ``OPTIMIZATION_CAPABILITIES``) is an error here:

@@ -206,8 +206,9 @@ def add_commands(commands, runners) -> None:
                    help="torch, or an ONNX export run by onnxruntime or OpenVINO, cached beside the index "
                         "(default: torch, or the --index's)")
     p.add_argument("--dtype", choices=DENSE_DTYPES,
-                   help="float32; float16/bfloat16 (torch, openvino); int8 (onnx, dynamic per-channel "
-                        "quantization) (default: float32, or the --index's)")
+                   help="float32; float16/bfloat16 (torch, openvino); int8 (onnx: dynamic per-channel "
+                        "quantization; openvino: NNCF static quantization calibrated on the corpus's first passages) "
+                        "(default: float32, or the --index's)")
     p.add_argument("--pooling", choices=DENSE_POOLINGS,
                    help="default: the model's sentence-transformers pooling, else mean")
     p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None,

@@ -87,7 +87,15 @@ from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
 from . import ray_engine
 from .bm25 import pyserini_topic_order
-from .encoders import DenseEncoder, ModelRef, SentenceEncoder, encoder_settings, model_defaults, resolve_model
+from .encoders import (
+    CALIBRATION_PASSAGES,
+    DenseEncoder,
+    ModelRef,
+    SentenceEncoder,
+    encoder_settings,
+    model_defaults,
+    resolve_model,
+)
 from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
 
 __all__ = ["DENSE_DEFAULTS", "DEFAULT_INDEX_TYPE", "DenseIndex", "default_dense_index_path", "dense_index",
@@ -212,6 +220,19 @@ def encoders_path(index: str | os.PathLike) -> Path:
     """``<index>.encoders``: the ONNX exports used to encode ``index`` and its queries (``onnx``, ``openvino``)."""
     index = Path(index)
     return index.with_name(index.name + ".encoders")
+
+
+def calibration_texts(dataset_id: str, settings: dict) -> list[str] | None:
+    """OpenVINO int8's calibration texts: the corpus's first :data:`~negplugins.runners.encoders.CALIBRATION_PASSAGES`
+    passages (docstore order) with the passage prefix of ``settings``; ``None`` for every other backend and dtype.
+
+    The same texts calibrate the query side (the query encoder runs the passage encoder's quantized graph, or, with
+    ``--query-encoder``, a graph of its own calibrated on these texts), so an index and its searches agree.
+    """
+    if (settings.get("backend"), settings.get("dtype")) != ("openvino", "int8"):
+        return None
+    first = itertools.islice(datasets.iter_docs_for_indexing(datasets.load(dataset_id)), CALIBRATION_PASSAGES)
+    return [settings["prefix"] + text for _, text in first]
 
 
 def index_encoding(manifest: dict | None) -> dict | None:
@@ -416,8 +437,10 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         ids = corpus_ids.ids
     if not ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
+    calibration = calibration_texts(dataset_id, settings)
     if encoder is None:
-        encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(path), **settings)
+        encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(path),
+                               calibration=calibration, **settings)
     _new_index(index_type, encoder.dimension)  # a bad factory string fails before any encoding
     vector_bytes = len(ids) * encoder.dimension * 4
     keep_shards = search_shards or (index_type == DEFAULT_INDEX_TYPE and budget is not None and vector_bytes > budget)
@@ -458,7 +481,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
     else:  # shards are yielded as they complete, in any order
         encoded = ray_engine.encode_shards(
             on_ray, dataset_id, ref, {i: shard_bounds(len(ids), i, shard_num) for i in todo}, corpus_ids,
-            encoder.dimension, batch_size, settings=settings, cache=encoders_path(path), progress=progress,
+            encoder.dimension, batch_size, settings=settings, cache=encoders_path(path),
+            calibration=calibration, progress=progress,
             desc=f"encoding {corpus} ({len(todo)} of {shard_num} shards)")
     for i, vectors in encoded:
         start, end = shard_bounds(len(ids), i, shard_num)
@@ -930,7 +954,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             limit = max_length if max_length is not None or query_ref is not None else passage["max_length"]
             query = DenseEncoder(query_ref or ref, role="query", prefix=query_prefix, pooling=passage["pooling"],
                                  normalize=passage["normalize"], max_length=limit, backend=backend, dtype=dtype,
-                                 device=device, cache=encoders_path(index_path))
+                                 device=device, cache=encoders_path(index_path),
+                                 calibration=calibration_texts(dataset_id, passage))
     else:
         if encoder is not None:
             ref, passage, query = encoder.ref, encoder.settings, _query_side(encoder)
@@ -940,7 +965,9 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             passage = encoder_settings(ref, prefix=passage_prefix, role="passage", backend=backend, dtype=dtype,
                                        **shape)
             index_path = default_dense_index_path(dataset_id, ref, passage)
-            encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(index_path), **passage)
+            calibration = calibration_texts(dataset_id, passage)
+            encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(index_path),
+                                   calibration=calibration, **passage)
             notes += encoder.notes
             if query_ref is None:
                 prefix = model_defaults(ref).query_prefix if query_prefix is None else query_prefix
@@ -948,7 +975,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             else:
                 query = DenseEncoder(query_ref, role="query", prefix=query_prefix, pooling=passage["pooling"],
                                      normalize=passage["normalize"], max_length=max_length, backend=backend,
-                                     dtype=dtype, device=device, cache=encoders_path(index_path))
+                                     dtype=dtype, device=device, cache=encoders_path(index_path),
+                                     calibration=calibration)
         built = dense_index(dataset_id, index=None, batch_size=batch_size, shard_num=shard_num, shard_id=shard_id,
                             rebuild=rebuild, progress=progress, encoder=encoder, index_type=index_type,
                             train_sample=train_sample, search_shards=search_shards, max_index_memory=max_index_memory,

@@ -23,7 +23,7 @@ component by component), so a model sharded into several files has a fingerprint
 
 ``search dense`` encodes with :class:`DenseEncoder`: the model's own tokenizer and ``AutoModel``, then pooling,
 its sentence-transformers ``Dense`` layers and L2 normalisation, run by PyTorch (any device, float32, float16
-or bfloat16) or, exported to ONNX, by ONNX Runtime (float32, int8) or OpenVINO (float32, bfloat16, float16)
+or bfloat16) or, exported to ONNX, by ONNX Runtime (float32, int8) or OpenVINO (float32, bfloat16, float16, int8)
 (:mod:`negplugins.runners.backends`). Its defaults are what the model folder says (:class:`ModelDefaults`:
 sentence-transformers' pooling, ``max_seq_length`` and stored prompts), so the packaged MiniLM gives
 sentence-transformers' vectors. ``search rerank``'s bi-encoder keeps :class:`SentenceEncoder`.
@@ -366,7 +366,11 @@ BACKENDS = ("torch", "onnx", "openvino")
 #: ``--dtype`` values, and those each backend runs.
 DTYPES = ("float32", "float16", "bfloat16", "int8")
 BACKEND_DTYPES = {"torch": ("float32", "float16", "bfloat16"), "onnx": ("float32", "int8"),
-                  "openvino": ("float32", "bfloat16", "float16")}
+                  "openvino": ("float32", "bfloat16", "float16", "int8")}
+#: Texts from which OpenVINO int8 (NNCF's static quantization) measures activation ranges: the first this many
+#: passages of the corpus, with the passage prefix, in batches of :data:`CALIBRATION_BATCH`.
+CALIBRATION_PASSAGES = 300
+CALIBRATION_BATCH = 8
 #: ``--pooling`` values.
 POOLINGS = ("mean", "cls", "last-token")
 #: sentence-transformers prompt names used as the default passage prefix, in this order (as its ``encode_document``).
@@ -472,7 +476,7 @@ def check_backend_dtype(backend: str, dtype: str) -> None:
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype}: expected one of {', '.join(DTYPES)}")
     if dtype not in BACKEND_DTYPES[backend]:
-        hint = {"int8": "use --backend onnx", "bfloat16": "use --backend openvino or torch",
+        hint = {"int8": "use --backend onnx or openvino", "bfloat16": "use --backend openvino or torch",
                 "float16": "use --backend torch (on a GPU) or openvino"}[dtype]
         raise UserError(f"--dtype {dtype} is not run by --backend {backend} (it runs "
                         f"{', '.join(BACKEND_DTYPES[backend])}); {hint}")
@@ -593,12 +597,18 @@ class DenseEncoder:
     backend : {"torch", "onnx", "openvino"}
     dtype : {"float32", "float16", "bfloat16", "int8"}
         Weights and activations: float16/bfloat16 with PyTorch (``model.to(dtype)``), bfloat16/float16 with
-        OpenVINO (``INFERENCE_PRECISION_HINT``), int8 with ONNX Runtime (dynamic quantization).
+        OpenVINO (``INFERENCE_PRECISION_HINT``), int8 with ONNX Runtime (dynamic quantization) or OpenVINO
+        (NNCF's static quantization, calibrated on ``calibration``).
     device : str
         ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (:func:`resolve_device`).
     cache : path, optional
         Folder for ONNX exports (``onnx`` and ``openvino``), reused while they match; default: a temporary
         folder removed with the encoder.
+    calibration : list of str, optional
+        OpenVINO int8 only, and required there: the texts, as they are fed to the model (prefix included), from
+        which the quantization measures activation ranges (``search dense`` gives the first
+        :data:`CALIBRATION_PASSAGES` passages of the corpus, :func:`negplugins.runners.dense.calibration_texts`).
+        Their SHA-256 is part of the cached export's key.
 
     Attributes
     ----------
@@ -610,7 +620,8 @@ class DenseEncoder:
 
     def __init__(self, ref: ModelRef, *, prefix: str | None = None, role: str = "passage", pooling: str | None = None,
                  normalize: bool | None = None, max_length: int | None = None, backend: str = "torch",
-                 dtype: str = "float32", device: str | None = "auto", cache: str | os.PathLike | None = None):
+                 dtype: str = "float32", device: str | None = "auto", cache: str | os.PathLike | None = None,
+                 calibration: list[str] | None = None):
         quiet_transformers()
         settings = encoder_settings(ref, prefix=prefix, role=role, pooling=pooling, normalize=normalize,
                                     max_length=max_length, backend=backend, dtype=dtype)
@@ -622,6 +633,10 @@ class DenseEncoder:
         self.lowercase = defaults.lowercase
         self._dense = list(defaults.dense)
         self._cache = cache
+        self._calibration = calibration
+        if backend == "openvino" and dtype == "int8" and not calibration:
+            raise UserError("--backend openvino --dtype int8: the quantization needs calibration texts (the corpus's "
+                            "first passages, as search dense gives them)")
         self._tmp = None
         self.export: dict | None = None
         try:
@@ -667,7 +682,9 @@ class DenseEncoder:
         return other
 
     def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
-        texts = [self.prefix + t for t in texts]
+        return self._tokenize([self.prefix + t for t in texts])
+
+    def _tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
         if self.lowercase:
             texts = [t.lower() for t in texts]
         encoded = self.tokenizer(texts, padding=True, truncation="longest_first", max_length=self.max_length,
@@ -692,44 +709,63 @@ class DenseEncoder:
         return backends.OpenVinoRunner(path, self.dtype)
 
     def _exported(self, module) -> Path:
-        """The ONNX file of this model and pooling (int8: quantized), from the cache or exported into it now."""
+        """The ONNX file of this model and pooling (int8: quantized; OpenVINO int8: OpenVINO IR), from the cache or
+        exported into it now."""
+        import json
+
         from ..io.files import atomic_directory
         from ..io.sidecars import file_sha256
-        from .backends import ONNX_OPSET, export_onnx, quantize_int8
+        from .backends import ONNX_OPSET, export_onnx, quantize_int8, quantize_openvino_int8
 
         if self._cache is None:
             import tempfile
 
             self._tmp = tempfile.TemporaryDirectory(prefix="negplugins-onnx-")
             self._cache = self._tmp.name
-        variant = "int8" if self.dtype == "int8" else "float32"
+        static = self.backend == "openvino" and self.dtype == "int8"  # NNCF, calibrated; else ONNX Runtime's
+        variant = "int8-static" if static else "int8" if self.dtype == "int8" else "float32"
         key = {"format": _ENCODER_FORMAT, "kind": "onnx-encoder", "model_sha256": self.ref.sha256,
                "pooling": self.pooling, "normalize": self.normalize, "variant": variant, "opset": ONNX_OPSET}
+        if static:
+            key["calibration_sha256"] = hashlib.sha256(json.dumps(self._calibration).encode()).hexdigest()
         name = (f"{_slug(self.ref.name)}-{self.ref.sha256[:12]}-{self.pooling}-"
-                f"{'norm' if self.normalize else 'raw'}-{variant}")
+                f"{'norm' if self.normalize else 'raw'}-{variant}"
+                + (f"-{key['calibration_sha256'][:12]}" if static else ""))
         folder = Path(self._cache) / name
+        graph = folder / ("model.xml" if static else "model.onnx")  # OpenVINO IR: its weights in model.bin
+
+        def checksums(where: Path) -> dict:
+            main = where / graph.name
+            return {"sha256": file_sha256(main), **({"bin_sha256": file_sha256(main.with_suffix(".bin"))}
+                                                     if static else {})}
+
         manifest = _json_or_none(folder / ENCODER_MANIFEST)
-        if manifest is not None and {k: manifest.get(k) for k in key} == key and (folder / "model.onnx").is_file() \
-                and file_sha256(folder / "model.onnx") == manifest.get("sha256"):
-            self.export = {"path": str((folder / "model.onnx").resolve()), **manifest}
-            return folder / "model.onnx"
+        if manifest is not None and {k: manifest.get(k) for k in key} == key and graph.is_file() \
+                and (not static or graph.with_suffix(".bin").is_file()) \
+                and checksums(folder) == {k: manifest.get(k) for k in checksums(folder)}:
+            self.export = {"path": str(graph.resolve()), **manifest}
+            return graph
         import torch
 
         sample = self._features(["negplugins", "a longer sample text, for the export of the graph"])
         with atomic_directory(folder) as tmp:
-            export_onnx(module, sample, tmp / "model.onnx")
+            target = tmp / ("model-float32.onnx" if self.dtype == "int8" else "model.onnx")
+            export_onnx(module, sample, target)
             record = dict(key, exporter=f"torch.onnx.export (TorchScript) torch {torch.__version__}",
                           inputs=list(sample))
-            if variant == "int8":
-                (tmp / "model.onnx").rename(tmp / "model-float32.onnx")
-                record["quantization"] = quantize_int8(tmp / "model-float32.onnx", tmp / "model.onnx")
-                (tmp / "model-float32.onnx").unlink()
-            record["sha256"] = file_sha256(tmp / "model.onnx")
-            import json
-
+            if static:
+                texts = self._calibration
+                batches = [self._tokenize(texts[i:i + CALIBRATION_BATCH])
+                           for i in range(0, len(texts), CALIBRATION_BATCH)]
+                record["quantization"] = quantize_openvino_int8(target, tmp / "model.xml", batches)
+            elif self.dtype == "int8":
+                record["quantization"] = quantize_int8(target, tmp / "model.onnx")
+            if self.dtype == "int8":
+                target.unlink()
+            record.update(checksums(tmp))
             (tmp / ENCODER_MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        self.export = {"path": str((folder / "model.onnx").resolve()), **record}
-        return folder / "model.onnx"
+        self.export = {"path": str(graph.resolve()), **record}
+        return graph
 
     def encode(self, texts, batch_size: int = 64) -> np.ndarray:
         """``float32`` array of shape ``(len(texts), dimension)``; longest texts are batched together."""

@@ -287,11 +287,12 @@ class _EncoderWorker:
     """
 
     def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None, num_cpus: int, device: str,
-                 settings: dict | None = None, cache: str | None = None):
+                 settings: dict | None = None, cache: str | None = None, calibration: list[str] | None = None):
         configure_offline()  # this worker process only
         _threads(num_cpus, device)
         if settings is not None:
-            self.encoder = DenseEncoder(ref, role="passage", device=device, cache=cache, **settings)
+            self.encoder = DenseEncoder(ref, role="passage", device=device, cache=cache, calibration=calibration,
+                                        **settings)
         else:
             self.encoder = SentenceEncoder(ref, device=device)
             if max_length:
@@ -444,7 +445,7 @@ def _iterate(build, what: str) -> Iterator[dict]:
 
 def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tuple[int, int]], corpus: Corpus,
                   dimension: int, batch_size: int, settings: dict, cache: str | os.PathLike | None = None,
-                  progress: bool = True,
+                  calibration: list[str] | None = None, progress: bool = True,
                   desc: str = "encoding") -> Iterator[tuple[int, np.ndarray]]:
     """Encode shards of a corpus on Ray; yields ``(shard, vectors)`` as each shard completes (in any order).
 
@@ -469,6 +470,8 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         backend, dtype); every worker builds that encoder.
     cache : path, optional
         The folder of ONNX exports (``onnx`` and ``openvino`` backends), shared by the workers of one machine.
+    calibration : list of str, optional
+        OpenVINO int8's calibration texts (``DenseEncoder``'s ``calibration``), the single process's.
     progress : bool
         A tqdm progress bar over the documents.
     desc : str
@@ -501,7 +504,7 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         source = _group_source(dataset_id, groups)
         constructor = {"ref": ref, "batch_size": batch_size, "max_length": None,  # the settings hold it
                        "device": plan.device, "settings": dict(settings),
-                       "cache": None if cache is None else str(Path(cache).resolve())}
+                       "cache": None if cache is None else str(Path(cache).resolve()), "calibration": calibration}
 
         def build():
             # the read tasks run here, where the dataset is, take no CPU from the workers, and run a few at a time

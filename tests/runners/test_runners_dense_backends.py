@@ -8,6 +8,7 @@ sizes and lengths are encoded, so the graph's dynamic axes are exercised (the ex
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,78 @@ def test_a_missing_fast_extra_is_one_line(models, monkeypatch):  # noqa: F811
         DenseEncoder(resolve_model(str(models["a"])), backend="openvino")
     assert str(error.value) == ("--backend openvino needs openvino (not installed): "
                                 "pip install 'negplugins[fast]'")
+
+
+def _op_types(path) -> list[str]:
+    import openvino
+
+    return [op.get_type_name() for op in openvino.Core().read_model(str(path)).get_ops()]
+
+
+def test_openvino_int8_is_nncf_static_quantization_calibrated_reproducibly(models, tmp_path):  # noqa: F811
+    _, texts = _docs()
+    ref = resolve_model(str(models["a"]))
+    full = DenseEncoder(ref, device="cpu").encode(texts)
+    with pytest.raises(UserError, match="--backend openvino --dtype int8: the quantization needs calibration texts"):
+        DenseEncoder(ref, backend="openvino", dtype="int8", cache=tmp_path)
+    encoder = DenseEncoder(ref, backend="openvino", dtype="int8", cache=tmp_path / "a", calibration=texts)
+    export = encoder.export
+    folder = Path(export["path"]).parent
+    assert export["variant"] == "int8-static" and Path(export["path"]).name == "model.xml"
+    assert export["quantization"]["calibration_texts"] == len(texts) and "nncf.quantize" in export["quantization"][
+        "method"]
+    assert export["bin_sha256"] == file_sha256(folder / "model.bin") and not (folder / "model-float32.onnx").exists()
+    assert encoder.runner.precision == "f32"  # the operations left in floating point
+    ops = _op_types(export["path"])
+    assert ops.count("FakeQuantize") >= 12  # the inputs of the 12 weight products (6 a layer, 2 layers) at least
+    vectors = encoder.encode(texts)
+    assert not np.allclose(vectors, full, atol=1e-4) and (vectors * full).sum(1).min() > 0.95
+    # the same calibration gives the same weights and quantization ranges byte for byte (model.bin), the same graph
+    # but for the names OpenVINO numbers from a process-wide counter (Constant_91862), and the same vectors
+    again = DenseEncoder(ref, backend="openvino", dtype="int8", cache=tmp_path / "b", calibration=texts)
+    assert again.export["bin_sha256"] == export["bin_sha256"]
+
+    def unnamed(path):
+        return re.sub(r'name="[A-Za-z]+(_[0-9]+)+"', 'name=""', Path(path).read_text())
+
+    assert unnamed(again.export["path"]) == unnamed(export["path"])
+    np.testing.assert_array_equal(again.encode(texts), vectors)
+    # reused from the cache while it matches; other calibration texts are another graph
+    stamp = (folder / "model.bin").stat().st_mtime_ns
+    assert DenseEncoder(ref, backend="openvino", dtype="int8", cache=tmp_path / "a", calibration=texts).export[
+        "path"] == export["path"] and (folder / "model.bin").stat().st_mtime_ns == stamp
+    other = DenseEncoder(ref, backend="openvino", dtype="int8", cache=tmp_path / "a", calibration=texts[:4])
+    assert Path(other.export["path"]).parent != folder
+    assert other.export["calibration_sha256"] != export["calibration_sha256"]
+
+
+def test_search_with_openvino_int8_calibrates_on_the_corpus(models, tmp_path, monkeypatch):  # noqa: F811
+    import hashlib
+
+    from negplugins import datasets
+    from negplugins.cli import main
+    from negplugins.runners.dense import calibration_texts
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["search", "dense", DEMO, "--model", str(models["e5"]), "--backend", "openvino", "--dtype", "int8",
+                 "--hits", "5", "-o", "int8.trec"]) == 0
+    index = Path("indexes/faiss/negplugins-demo/e5-like.openvino.int8")
+    manifest = json.loads((index / MANIFEST).read_text())
+    assert manifest["encoding"]["backend"] == "openvino" and manifest["encoding"]["dtype"] == "int8"
+    # the calibration: the corpus's passages (the demo has 36, fewer than 300), each with the passage prefix
+    texts = calibration_texts(DEMO, manifest["encoding"])
+    docs = [text for _, text in datasets.iter_docs_for_indexing(datasets.load(DEMO))]
+    assert texts == ["passage: " + text for text in docs]
+    export = manifest["encoder"]["export"]
+    assert export["calibration_sha256"] == hashlib.sha256(json.dumps(texts).encode()).hexdigest()
+    assert export["quantization"]["calibration_texts"] == 36 and export["path"].endswith("model.xml")
+    meta = read_metadata("int8.trec")
+    query_graph = meta["parameters"]["query_encoding"]["export"]
+    assert Path(query_graph["path"]).resolve() == Path(export["path"]) and query_graph["bin_sha256"] == export[
+        "bin_sha256"]  # queries: the same graph
+    # --index: the query encoder takes the cached graph (not quantized again) and the run is the same
+    stamp = Path(export["path"]).with_suffix(".bin").stat().st_mtime_ns
+    assert main(["search", "dense", DEMO, "--index", str(index), "--hits", "5", "-o", "again.trec"]) == 0
+    assert Path("again.trec").read_text() == Path("int8.trec").read_text()
+    assert Path(export["path"]).with_suffix(".bin").stat().st_mtime_ns == stamp
+    assert calibration_texts(DEMO, dict(manifest["encoding"], dtype="float32")) is None

@@ -310,9 +310,9 @@ def test_device_validation():
 
 
 @pytest.mark.parametrize("backend, dtype, message", [
-    ("torch", "int8", "--dtype int8 is not run by --backend torch (it runs float32, float16, bfloat16); use --backend onnx"),
+    ("torch", "int8", "--dtype int8 is not run by --backend torch (it runs float32, float16, bfloat16); use --backend onnx or openvino"),
     ("onnx", "bfloat16", "--dtype bfloat16 is not run by --backend onnx (it runs float32, int8); use --backend openvino or torch"),
-    ("openvino", "int8", "--dtype int8 is not run by --backend openvino (it runs float32, bfloat16, float16); use --backend onnx"),
+    ("onnx", "float16", "--dtype float16 is not run by --backend onnx (it runs float32, int8); use --backend torch (on a GPU) or openvino"),
     ("tensorrt", "float32", "--backend tensorrt: expected one of torch, onnx, openvino"),
     ("torch", "float64", "--dtype float64: expected one of float32, float16, bfloat16, int8"),
 ])

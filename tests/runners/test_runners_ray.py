@@ -132,6 +132,23 @@ def test_ray_workers_build_the_single_process_encoder_with_its_settings(tmp_path
     assert built["engine"]["name"] == "ray" and built["encoder"]["export"]["kind"] == "onnx-encoder"
 
 
+def test_ray_workers_take_openvino_int8_calibrated_as_the_single_process(tmp_path, fail_flag):
+    # the workers are given the single process's calibration texts: the same quantized graph, the same vectors
+    home = tmp_path / "home"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IR_DATASETS_HOME", str(home))
+        here = dense_index(DEMO, index=tmp_path / "single", progress=False, backend="openvino", dtype="int8")
+        there = dense_index(DEMO, index=tmp_path / "ray", progress=False, backend="openvino", dtype="int8",
+                            engine=RayEngine(workers=1))
+    ours, our_ids = _vectors(there.path)
+    theirs, their_ids = _vectors(here.path)
+    assert our_ids == their_ids == DEMO_DOCS and np.abs(ours - theirs).max() <= 1e-5
+    exports = [json.loads((Path(built.path) / MANIFEST).read_text())["encoder"]["export"] for built in (here, there)]
+    assert exports[0]["variant"] == exports[1]["variant"] == "int8-static"
+    assert exports[0]["calibration_sha256"] == exports[1]["calibration_sha256"]
+    assert exports[0]["bin_sha256"] == exports[1]["bin_sha256"]
+
+
 def test_ray_needs_a_model_folder_not_a_model_object(tmp_path):
     from types import SimpleNamespace
 
