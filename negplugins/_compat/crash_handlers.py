@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import signal
 import sys
 
@@ -36,12 +37,14 @@ class _DlInfo(ctypes.Structure):
                 ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
 
 
+@functools.lru_cache(maxsize=1)
 def _libc():
     if not sys.platform.startswith("linux"):
         return None
     libc = ctypes.CDLL(None, use_errno=True)
     libc.sigaction.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
     libc.sigaction.restype = ctypes.c_int
+    libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
     return libc
 
 
@@ -84,7 +87,6 @@ def jvm_handles_segv() -> bool | None:
     if not handler or handler == 1:  # SIG_DFL, SIG_IGN
         return False
     info = _DlInfo()
-    libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
     if not libc.dladdr(ctypes.c_void_p(handler), ctypes.byref(info)) or not info.dli_fname:
         return False
     return info.dli_fname.decode(errors="replace").endswith("/libjvm.so")

@@ -264,6 +264,9 @@ class SentenceEncoder:
     (:attr:`pooling` says which pooling).
     """
 
+    #: As :class:`DenseEncoder`'s: PyTorch float32 has nothing to calibrate.
+    calibration = None
+
     def __init__(self, ref: ModelRef, device: str = "cpu"):
         quiet_transformers()
         try:
@@ -616,6 +619,8 @@ class DenseEncoder:
         What shapes the vectors: ``pooling``, ``normalize``, ``max_length``, ``prefix``, ``backend``, ``dtype``.
     notes : list of str
         Remarks for the user (a slow combination).
+    calibration : list of str or None
+        The ``calibration`` texts given.
     """
 
     def __init__(self, ref: ModelRef, *, prefix: str | None = None, role: str = "passage", pooling: str | None = None,
@@ -633,7 +638,7 @@ class DenseEncoder:
         self.lowercase = defaults.lowercase
         self._dense = list(defaults.dense)
         self._cache = cache
-        self._calibration = calibration
+        self.calibration = calibration
         if backend == "openvino" and dtype == "int8" and not calibration:
             raise UserError("--backend openvino --dtype int8: the quantization needs calibration texts (the corpus's "
                             "first passages, as search dense gives them)")
@@ -727,7 +732,7 @@ class DenseEncoder:
         key = {"format": _ENCODER_FORMAT, "kind": "onnx-encoder", "model_sha256": self.ref.sha256,
                "pooling": self.pooling, "normalize": self.normalize, "variant": variant, "opset": ONNX_OPSET}
         if static:
-            key["calibration_sha256"] = hashlib.sha256(json.dumps(self._calibration).encode()).hexdigest()
+            key["calibration_sha256"] = hashlib.sha256(json.dumps(self.calibration).encode()).hexdigest()
         name = (f"{_slug(self.ref.name)}-{self.ref.sha256[:12]}-{self.pooling}-"
                 f"{'norm' if self.normalize else 'raw'}-{variant}"
                 + (f"-{key['calibration_sha256'][:12]}" if static else ""))
@@ -741,10 +746,11 @@ class DenseEncoder:
 
         manifest = _json_or_none(folder / ENCODER_MANIFEST)
         if manifest is not None and {k: manifest.get(k) for k in key} == key and graph.is_file() \
-                and (not static or graph.with_suffix(".bin").is_file()) \
-                and checksums(folder) == {k: manifest.get(k) for k in checksums(folder)}:
-            self.export = {"path": str(graph.resolve()), **manifest}
-            return graph
+                and (not static or graph.with_suffix(".bin").is_file()):
+            found = checksums(folder)
+            if found == {k: manifest.get(k) for k in found}:
+                self.export = {"path": str(graph.resolve()), **manifest}
+                return graph
         import torch
 
         sample = self._features(["negplugins", "a longer sample text, for the export of the graph"])
@@ -754,7 +760,7 @@ class DenseEncoder:
             record = dict(key, exporter=f"torch.onnx.export (TorchScript) torch {torch.__version__}",
                           inputs=list(sample))
             if static:
-                texts = self._calibration
+                texts = self.calibration
                 batches = [self._tokenize(texts[i:i + CALIBRATION_BATCH])
                            for i in range(0, len(texts), CALIBRATION_BATCH)]
                 record["quantization"] = quantize_openvino_int8(target, tmp / "model.xml", batches)
