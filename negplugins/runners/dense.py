@@ -437,7 +437,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         ids = corpus_ids.ids
     if not ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
-    calibration = encoder.calibration if encoder is not None else calibration_texts(dataset_id, settings)
+    # an encoder given by the caller brings its own (one without the attribute has nothing to calibrate)
+    calibration = getattr(encoder, "calibration", None) if encoder is not None else calibration_texts(dataset_id, settings)
     if encoder is None:
         encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(path),
                                calibration=calibration, **settings)

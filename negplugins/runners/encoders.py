@@ -264,9 +264,6 @@ class SentenceEncoder:
     (:attr:`pooling` says which pooling).
     """
 
-    #: As :class:`DenseEncoder`'s: PyTorch float32 has nothing to calibrate.
-    calibration = None
-
     def __init__(self, ref: ModelRef, device: str = "cpu"):
         quiet_transformers()
         try:
