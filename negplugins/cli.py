@@ -228,8 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how standard measures order tied documents: 'stock' (default), exactly as stock ir_measures "
                         "(RR@k: doc id ascending; pytrec_eval's nDCG, AP, P, R, Success: single-precision scores, doc "
                         "id descending), or 'one-ranking', every measure in the suite's one ranking (full-precision "
-                        "scores, doc id descending; ComLQ BM25 RR@10 0.591339 becomes 0.591396); the suite's own "
-                        "measures always use the one ranking; the output says which was used")
+                        "scores, doc id descending); the suite's own measures always use the one ranking; the output "
+                        "says which was used (docs/measures.md, 'Ties')")
     p.add_argument("--output", "-o", help="write to this file instead of standard output (never one of the runs); "
                                           "an existing file is replaced only with --force, unless it already holds "
                                           "exactly this report")

@@ -99,7 +99,7 @@ def test_the_option_is_documented_and_checked(tied_run, capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--ties {stock,one-ranking}" in text and "0.591339" in text and "0.591396" in text
+    assert "--ties {stock,one-ranking}" in text and "every measure in the suite's one ranking" in text
     with pytest.raises(SystemExit) as exited:
         main(["evaluate", "negplugins-demo", str(tied_run), "--ties", "trec_eval"])
     assert exited.value.code == 2
