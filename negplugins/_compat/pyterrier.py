@@ -16,8 +16,8 @@ that are defined on some queries only:
 it is undefined, as PyTerrier itself fills topics without qrels), and a negation measure's mean is
 taken over the queries where it is defined, with NaN when there are none. Standard measures keep
 PyTerrier's arithmetic, and a call that involves none of the suite's measures is handed to PyTerrier's own
-function untouched, so its result is exactly stock. So ``pt.Experiment(..., eval_metrics=[nDCG@10, RightRank@10])`` gives the same
-numbers as ``negplugins evaluate``. The per-query output (``perquery=True``) shows NaN for undefined
+function untouched, so its result is exactly stock. So
+``pt.Experiment(..., eval_metrics=[nDCG@10, RightRank@10])`` gives the same numbers as ``negplugins evaluate``. The per-query output (``perquery=True``) shows NaN for undefined
 values; a significance test against a baseline sees those NaNs too (scipy returns NaN for such a
 measure), so compare negation measures with ``negplugins evaluate --baseline``.
 

@@ -555,9 +555,9 @@ def html_page(record) -> str:
         body.append(f"<p>{record['queries']} judged queries. Sorted by {_e(record['primary'])}; click a column header "
                     f"to sort. ↓ = lower is better. <b>Bold</b> = best (every run tied for it; none where all runs "
                     f"tie). † = differs from the baseline <b>{_e(record['baseline'])}</b> "
-                    f"(paired randomization test, Holm-corrected, p &lt; {ALPHA}). {_e(_ties_sentence(record))} Rows in "
-                    f"grey italics are the numbers {REPORTED_LABEL} ({_paper_link_html(record)}): never ranked or "
-                    f"tested.</p>")
+                    f"(paired randomization test, Holm-corrected, p &lt; {ALPHA}). {_e(_ties_sentence(record))} "
+                    f"Rows in grey italics are the numbers {REPORTED_LABEL} ({_paper_link_html(record)}): never "
+                    f"ranked or tested.</p>")
     else:
         body.append("<p>No contributed run yet (see <code>runs/README.md</code> to add one)."
                     + (f" The rows in grey italics are the numbers {REPORTED_LABEL} ({_paper_link_html(record)}), "
