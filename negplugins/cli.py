@@ -304,21 +304,39 @@ def _terminate(signum, frame):
 
 
 def main(argv=None) -> int:
-    """Run one command; SIGTERM ends it like Ctrl-C, cleanups included (exit status 143)."""
+    """Run one command; SIGTERM ends it like Ctrl-C, cleanups included (exit status 143).
+
+    Either signal, from the moment this function starts (building the parser imports the datasets, seconds
+    on a slow disk) to its return, ends the command with one line and status 130 or 143, never a traceback.
+    """
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return _main(argv)
+        return _interruptible(argv)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return _main(argv)
+        return _interruptible(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _interruptible(argv) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print(f"{_PROG}: terminated", file=sys.stderr)
+        return 143
 
 
 def _main(argv) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ._compat import jvm
+
+    jvm.reduce_signal_use()  # Ctrl-C and SIGTERM reach Python, whose cleanups run (not the JVM's System.exit)
     if not args.verbose:
         _quiet_logs()
     from ir_datasets_ext.disk import DiskSpaceError
@@ -332,12 +350,6 @@ def _main(argv) -> int:
     except (UserError, DownloadError, DiskSpaceError, FormatError) as error:
         print(f"{_PROG}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{_PROG}: interrupted", file=sys.stderr)
-        return 130
-    except Terminated:
-        print(f"{_PROG}: terminated", file=sys.stderr)
-        return 143
     except BrokenPipeError:
         if not _stdout_closed():
             return _internal_error(args.verbose)

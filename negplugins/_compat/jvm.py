@@ -51,8 +51,8 @@ from pathlib import Path
 
 from . import upstream
 
-__all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "MIN_JAVA_VERSION",
-           "JAVA_CHILD_MODULES", "QUIET_LOGGING"]
+__all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "reduce_signal_use",
+           "MIN_JAVA_VERSION", "JAVA_CHILD_MODULES", "QUIET_LOGGING", "REDUCED_SIGNALS"]
 
 _logger = logging.getLogger(__name__)
 
@@ -71,6 +71,11 @@ QUIET_LOGGING = Path(__file__).with_name("java-logging-quiet.properties")
 
 _configured_home: str | None = None
 _quiet_logs = False
+_reduced_signals = False
+
+#: The JVM option of :func:`reduce_signal_use`: the JVM installs no handler of its own for SIGINT, SIGTERM,
+#: SIGHUP and SIGQUIT (its crash handlers, SIGSEGV and the others, are kept).
+REDUCED_SIGNALS = "-Xrs"
 
 
 def _release_info(home: Path) -> dict[str, str]:
@@ -135,6 +140,7 @@ def _patch_jnius_options(home: str) -> None:
     if not jnius_config.vm_running and "-Dslf4j.internal.verbosity=WARN" not in _options(jnius_config, missing):
         jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")  # no "Connected with provider" line
     _add_quiet_logging(jnius_config, missing)
+    _add_reduced_signals(jnius_config, missing)
     if has_module(home, VECTOR_MODULE):
         return
     original = jnius_config.add_options
@@ -162,6 +168,36 @@ def _add_quiet_logging(jnius_config, missing) -> None:
     option = f"-Djava.util.logging.config.file={QUIET_LOGGING}"
     if _quiet_logs and not jnius_config.vm_running and option not in _options(jnius_config, missing):
         jnius_config.add_options(option)
+
+
+def _add_reduced_signals(jnius_config, missing) -> None:
+    if _reduced_signals and not jnius_config.vm_running and REDUCED_SIGNALS not in _options(jnius_config, missing):
+        jnius_config.add_options(REDUCED_SIGNALS)
+
+
+def reduce_signal_use() -> None:
+    """Have the JVM, when it starts, leave SIGINT and SIGTERM to Python (``-Xrs``).
+
+    Without it, the JVM that pyjnius starts in this process replaces the handlers of SIGINT, SIGTERM and
+    SIGHUP with its own, which call Java's ``System.exit`` from a thread of the JVM: the Python code of
+    the process never learns of the signal, its cleanups (temporary files, locks) do not run, and when the
+    signal comes while Anserini's search threads are busy, the exit waits on them and the process hangs
+    (``negplugins search bm25 comlq`` interrupted 25 s in: still running 60 s later, only SIGKILL ended it).
+    With ``-Xrs`` the signal reaches Python's handlers, which raise ``KeyboardInterrupt`` (or the command
+    line's SIGTERM exception) in the main thread as soon as the Java call in progress returns. The JVM's
+    handlers of the crash signals (``SIGSEGV``, ``SIGBUS``, ...) are not affected. Nothing changes once
+    the JVM is running, nor for stock Pyserini command lines, which keep the JVM's own handling; the
+    ``negplugins`` command line calls this.
+    """
+    global _reduced_signals
+    _reduced_signals = True
+    if _configured_home is None:
+        return  # configure() adds the option when it prepares the JVM
+    import jnius_config
+
+    missing = upstream.check("jnius_config")
+    if not missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
+        _add_reduced_signals(jnius_config, missing)
 
 
 def quiet_java_logs() -> None:
