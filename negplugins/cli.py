@@ -332,7 +332,16 @@ def _interruptible(argv) -> int:
 
 
 def _main(argv) -> int:
-    parser = build_parser()
+    from .environment import check_environment
+
+    try:
+        check_environment()  # before ir_datasets is imported (building the parser imports it)
+        parser = build_parser()
+    except UserError as error:
+        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        return _os_error(error, sys.argv[1:] if argv is None else argv, verbose="-v" in (argv or sys.argv))
     args = parser.parse_args(argv)
     from ._compat import jvm
 
@@ -354,8 +363,34 @@ def _main(argv) -> int:
         if not _stdout_closed():
             return _internal_error(args.verbose)
         return 0  # the reader went away (negplugins evaluate ... | head): nothing more to say
+    except OSError as error:
+        return _os_error(error, _named_paths(args), args.verbose)
     except Exception:  # noqa: BLE001 - a bug in the suite: shown as such, never as a user error
         return _internal_error(args.verbose)
+
+
+def _named_paths(args) -> list[str]:
+    """Every value the user gave on the command line (paths among them: outputs, indexes, runs)."""
+    named = []
+    for value in vars(args).values():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and item:
+                named.append(item)
+    return named
+
+
+def _os_error(error: OSError, named, verbose: bool) -> int:
+    """An ``OSError`` whose cause the user can fix is a user error (status 2); any other is a bug."""
+    import os
+
+    from .environment import cache_folders
+    from .errors import os_error_message
+
+    message = os_error_message(error, named=named, caches=cache_folders(), workdir=os.getcwd())
+    if message is None:
+        return _internal_error(verbose)
+    print(f"{_PROG}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def _one_line(error: BaseException) -> str:

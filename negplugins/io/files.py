@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import UserError
+from .destinations import check_destination
 from .interrupts import deferred_signals
 
 __all__ = ["MARKER", "OutputError", "atomic_writer", "atomic_directory", "scratch_directory", "output_lock",
@@ -105,6 +106,7 @@ def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
         With one line naming the output and what was expected.
     """
     path = Path(path)
+    check_destination(path)
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -246,6 +248,7 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
         With one line naming the folder and why it is not replaced.
     """
     path = Path(path)
+    check_destination(path)
     resolved = path.resolve()
     cwd = Path.cwd().resolve()
     if path.is_symlink():

@@ -80,6 +80,7 @@ import numpy as np
 from .. import datasets
 from ..errors import UserError
 from ..io.files import atomic_directory, check_free_space
+from ..io.interrupts import deferred_signals
 from ..io.jsonfile import read_json
 from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
@@ -526,7 +527,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             manifest["train_sample"] = _write_merged(tmp, folders, ids, encoder.dimension, index_type, train_sample,
                                                      budget, max_index_memory, label=str(path))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(shard_root, ignore_errors=True)
+    with deferred_signals():  # the shards are in the index now: no half-removed copy is left
+        shutil.rmtree(shard_root, ignore_errors=True)
     return DenseIndex(path, True, True, list(range(shard_num)), shard_num, manifest)
 
 
