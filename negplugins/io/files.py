@@ -89,6 +89,15 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
+def _inside(path: Path, folder) -> bool:
+    """Whether ``path`` lies inside the folder ``folder`` (links resolved, so ``idx/../idx/x`` is inside ``idx``)."""
+    try:
+        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    except (OSError, ValueError):
+        return False
+    return root in real.parents
+
+
 def _kind(mode: int) -> str | None:
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISBLK, "a block device")):
@@ -114,8 +123,13 @@ def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
     if mode is not None and _kind(mode):
         raise OutputError(f"{path}: is {_kind(mode)}; the output must be a regular file")
     for source in inputs:
-        if source is not None and same_file(path, source):
+        if source is None:
+            continue
+        if same_file(path, source):
             raise OutputError(f"{path}: is the same file as the input {source}; write the output to another file")
+        if os.path.isdir(source) and _inside(path, source):
+            raise OutputError(f"{path}: is inside {source}, which this command reads; write the output elsewhere "
+                              f"(--force replaces a previous output, never an input of the same command)")
 
 
 @contextlib.contextmanager

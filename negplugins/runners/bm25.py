@@ -23,7 +23,7 @@ from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int, tqdm_disable
-from .lucene_index import check_lucene_index, dataset_language, lucene_index, read_manifest
+from .lucene_index import check_lucene_index, dataset_language, default_index_path, lucene_index, read_manifest
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
 
@@ -82,9 +82,10 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(threads, "--threads", 1, MAX_THREADS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
-    check_run_output(output, force=force)
+    check_run_output(output, inputs=[index], force=force)  # never into the index it searches, even with --force
     dataset = datasets.load(dataset_id)
     if index is None:
+        check_run_output(output, inputs=[default_index_path(dataset_id)], force=force)
         index, _ = lucene_index(dataset_id, threads=threads, reuse_slim=True)  # BM25 needs postings only
     else:
         check_lucene_index(index)

@@ -915,7 +915,10 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     _check_shards(shard_id, shard_num)
     ray_engine.engine_of(engine)
-    check_run_output(output, force=force)
+    if index is not None:  # never into the index it searches, even with --force
+        check_run_output(output, inputs=[index, shards_path(index)], force=force)
+    else:
+        check_run_output(output, force=force)
     dataset = datasets.load(dataset_id)
     texts = datasets.query_texts(dataset)
     order = pyserini_topic_order(texts)
@@ -968,6 +971,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             passage = encoder_settings(ref, prefix=passage_prefix, role="passage", backend=backend, dtype=dtype,
                                        **shape)
             index_path = default_dense_index_path(dataset_id, ref, passage)
+            check_run_output(output, inputs=[index_path, shards_path(index_path)], force=force)
             calibration = calibration_texts(dataset_id, passage)
             encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(index_path),
                                    calibration=calibration, **passage)

@@ -462,7 +462,7 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
     check_int(hits, "--hits", 1, MAX_HITS)
     _check_settings(batch_size, max_length, query_max_length, QUANTIZATION if quantization is None else quantization,
                     threads)
-    check_run_output(output, force=force)
+    check_run_output(output, inputs=[index], force=force)  # never into the index it searches, even with --force
     if encoded_queries is not None:
         encoded_queries = _check_topics_output(encoded_queries, output, force)
     dataset = datasets.load(dataset_id)
@@ -490,6 +490,7 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
                             "cached id)")
         quantization = QUANTIZATION if quantization is None else quantization
         ref = resolve_model(model)
+        check_run_output(output, inputs=[default_splade_index_path(dataset_id, ref)], force=force)
         index_path, manifest = None, None
     quantization = _check_settings(batch_size, max_length, query_max_length, quantization, threads)
     encoder = SparseEncoder(ref, device=device)
