@@ -70,6 +70,7 @@ import hashlib
 import heapq
 import itertools
 import json
+import math
 import os
 import shutil
 from dataclasses import dataclass
@@ -438,6 +439,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         ids = corpus_ids.ids
     if not ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
+    if shard_num > len(ids):  # each shard is a folder: 10,000 of them for 36 documents took 125 MB
+        raise UserError(f"--shard-num {shard_num}: more shards than the {len(ids):,} documents of {corpus}; give at "
+                        f"most {len(ids):,}")
     # an encoder given by the caller brings its own (one without the attribute has nothing to calibrate)
     calibration = getattr(encoder, "calibration", None) if encoder is not None else calibration_texts(dataset_id, settings)
     if encoder is None:
@@ -675,9 +679,40 @@ def check_dense_index(path: str | os.PathLike) -> int:
     return faiss.downcast_index(first).d
 
 
+#: faiss search parameters that count something (probes, candidates, a factor): 0 or less makes faiss return
+#: one hit per query, silently (``efSearch=0`` on HNSW32: 1 hit of the 5 asked).
+POSITIVE_SEARCH_PARAMS = frozenset({"nprobe", "efSearch", "quantizer_efSearch", "k_factor", "k_factor_rf"})
+
+
+def check_search_params(search_params: str | None) -> None:
+    """Refuse ``--search-params`` that are not ``name=number`` pairs, or a count below 1.
+
+    Raises
+    ------
+    UserError
+        One line naming the setting and what is expected.
+    """
+    if not search_params:
+        return
+    for item in search_params.split(","):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or not name or number is None or not math.isfinite(number):
+            raise UserError(f"--search-params {search_params!r}: {item.strip()!r} is not NAME=NUMBER; e.g. nprobe=64 "
+                            f"(IVF) or efSearch=128 (HNSW), several separated by commas")
+        if name in POSITIVE_SEARCH_PARAMS and (number < 1 or number != int(number)):
+            raise UserError(f"--search-params {search_params!r}: {name} must be a whole number >= 1 (got {value.strip()}; "
+                            f"faiss would return one hit per query); e.g. {name}=128")
+
+
 def _set_search_params(index, search_params: str | None, where: Path) -> None:
     if not search_params:
         return
+    check_search_params(search_params)
     import faiss
 
     try:
@@ -815,7 +850,7 @@ def _settings_for_index(index_path: Path, built_with: dict | None, ref: ModelRef
     if built_with is None:  # an index without our manifest (pyserini.encode): trust the options
         return encoder_settings(ref, role="passage", **options)
     flags = {"pooling": "--pooling", "normalize": "--normalize/--no-normalize", "max_length": "--max-length",
-             "prefix": "--passage-prefix"}
+             "prefix": "--passage-prefix", "backend": "--backend", "dtype": "--dtype"}
     for key, flag in flags.items():
         if options[key] is not None and options[key] != built_with.get(key):
             raise UserError(f"{index_path}: the index was encoded with {flag} {built_with.get(key)!r}, not "
@@ -914,6 +949,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     _check_shards(shard_id, shard_num)
+    check_search_params(search_params)
     ray_engine.engine_of(engine)
     if index is not None:  # never into the index it searches, even with --force
         check_run_output(output, inputs=[index, shards_path(index)], force=force)
