@@ -23,7 +23,14 @@ from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int, tqdm_disable
-from .lucene_index import check_lucene_index, dataset_language, default_index_path, lucene_index, read_manifest
+from .lucene_index import (
+    check_lucene_index,
+    dataset_language,
+    default_index_path,
+    lucene_index,
+    open_lucene,
+    read_manifest,
+)
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
 
@@ -96,7 +103,7 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     jvm.configure()
     from pyserini.search.lucene import LuceneSearcher
 
-    searcher = LuceneSearcher(str(index))
+    searcher = open_lucene(lambda: LuceneSearcher(str(index)), index)
     if language != "en":
         searcher.set_language(language)
     searcher.set_bm25(k1, b)

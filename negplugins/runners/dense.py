@@ -73,6 +73,7 @@ import json
 import math
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,8 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import atomic_directory, check_free_space
+from ..io.files import MARKER, atomic_directory, check_free_space
+from ..io.integrity import damage, file_records
 from ..io.interrupts import deferred_signals
 from ..io.jsonfile import read_json
 from ..io.outputs import check_run_output
@@ -424,7 +426,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
                 "index_type": index_type}
     existing = read_manifest(path)
     if not rebuild and existing is not None and index_encoding(existing) == settings \
-            and _reusable(path, existing, expected, search_shards, budget):
+            and _reusable(path, existing, expected, search_shards, budget) and _undamaged(path, existing):
         return DenseIndex(path, True, False, list(range(existing.get("shard_num", 1))),
                           existing.get("shard_num", 1), existing)
     if path.exists() and existing is None and any(path.iterdir()):
@@ -470,8 +472,13 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         start, end = shard_bounds(len(ids), i, shard_num)
         want = dict(shard_expected, shard_id=i, start=start, end=end, docids_sha256=_ids_sha256(ids[start:end]))
         have = _read_json(shard_folder(i) / SHARD_MANIFEST)
-        return have is not None and {k: have.get(k) for k in want} == want \
+        done = have is not None and {k: have.get(k) for k in want} == want \
             and (shard_folder(i) / "index").is_file() and (shard_folder(i) / "docid").is_file()
+        damaged = damage(shard_folder(i), have.get("files"), hashes=False) if done else None  # sizes: cheap
+        if damaged:
+            raise UserError(f"{shard_folder(i)}: this finished shard of the dense index {path} is damaged ({damaged}); "
+                            f"remove the shard folder to have it encoded again, or rerun with --rebuild")
+        return done
 
     built = False
     todo = [i for i in ([shard_id] if shard_id is not None else range(shard_num)) if not finished(i)]
@@ -498,7 +505,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             _write_faiss(tmp, ids[start:end], vectors, encoder.dimension)
             manifest = dict(shard_expected, shard_id=i, start=start, end=end,
                             docids_sha256=_ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size,
-                            encoder=_encoder_record(encoder), engine=ray_engine.describe(engine)["name"])
+                            encoder=_encoder_record(encoder), engine=ray_engine.describe(engine)["name"],
+                            files=file_records(tmp, hashed=FAISS_FILES, skip=(SHARD_MANIFEST, MARKER)))
             (tmp / SHARD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         built = True
 
@@ -530,6 +538,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         with atomic_directory(path) as tmp:
             manifest["train_sample"] = _write_merged(tmp, folders, ids, encoder.dimension, index_type, train_sample,
                                                      budget, max_index_memory, label=str(path))
+            manifest["files"] = file_records(tmp, hashed=FAISS_FILES, skip=(MANIFEST, MARKER))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     with deferred_signals():  # the shards are in the index now: no half-removed copy is left
         shutil.rmtree(shard_root, ignore_errors=True)
@@ -551,6 +560,18 @@ def _reusable(path: Path, existing: dict, expected: dict, search_shards: bool, b
         return False
     vector_bytes = int(existing.get("documents") or 0) * int(existing.get("dimension") or 0) * 4
     return budget is None or expected["index_type"] != DEFAULT_INDEX_TYPE or vector_bytes <= budget
+
+
+def _undamaged(path: Path, manifest: dict) -> bool:
+    """Whether an index of the suite about to be reused is whole; a damaged one is encoded again, with a note."""
+    for folder in _layout(path, manifest) or [path]:
+        try:
+            check_undamaged(folder)
+        except UserError as error:
+            print(f"negplugins: note: {str(error).split('; build it again')[0]}; encoding it again", file=sys.stderr,
+                  flush=True)
+            return False
+    return True
 
 
 def _link_tree(source: Path, target: Path) -> None:
@@ -631,6 +652,7 @@ def load_dense_index(path: str | os.PathLike):
     if not (path / "index").is_file() or not (path / "docid").is_file():
         raise UserError(f"{path}: dense index not found (expected the files 'index' and 'docid' of a faiss index "
                         f"folder; leave out --index to build one)")
+    check_undamaged(path)
     try:
         index = faiss.read_index(str(path / "index"))
     except RuntimeError as error:
@@ -640,6 +662,42 @@ def load_dense_index(path: str | os.PathLike):
     if index.ntotal != len(ids):
         raise UserError(f"{path}: the faiss index holds {index.ntotal} vectors but 'docid' lists {len(ids)} ids")
     return index, ids
+
+
+#: The files of a faiss index folder whose SHA-256 its manifest records (checked on open: faiss checks nothing).
+FAISS_FILES = ("index", "docid")
+_VERIFIED: dict[str, tuple] = {}
+
+
+def check_undamaged(folder: Path) -> None:
+    """Refuse a faiss index folder (one index, or a shard) whose files differ from its manifest's records.
+
+    The sizes and SHA-256 recorded when the suite built it (indexes built before they were recorded, and
+    Pyserini's, are not checked). A folder that passed is not hashed again in this process while its files
+    keep their size and modification time.
+
+    Raises
+    ------
+    UserError
+        One line naming the folder, what differs and how to rebuild it.
+    """
+    manifest = read_manifest(folder) or _read_json(folder / SHARD_MANIFEST)
+    records = (manifest or {}).get("files")
+    if not isinstance(records, dict):
+        return
+    try:
+        key = tuple((name, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns) for name in FAISS_FILES)
+    except OSError:
+        key = None
+    if key is not None and _VERIFIED.get(str(folder.resolve())) == key:
+        return
+    damaged = damage(folder, records)
+    if damaged:
+        raise UserError(f"{folder}: the dense index is damaged ({damaged}); build it again: rerun the search without "
+                        f"--index and with --rebuild (or 'negplugins search dense DATASET --rebuild' with the same "
+                        f"options)")
+    if key is not None:
+        _VERIFIED[str(folder.resolve())] = key
 
 
 def _layout(path: Path, manifest: dict | None) -> list[Path] | None:
