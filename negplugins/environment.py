@@ -50,7 +50,7 @@ def check_environment() -> None:
     try:
         os.stat(home)
     except OSError as error:
-        if error.errno == errno.ENOENT:  # ir_datasets creates it; its nearest existing parent must allow that
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):  # ir_datasets creates it: its nearest parent must allow it
             above = nearest_existing(home.parent)
             if above is not None and not above.is_dir():
                 raise UserError(f"{named}: cannot be created, {above} is a file, not a folder; {todo}") from None
