@@ -19,11 +19,16 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["UserError", "UnknownDatasetError", "PATH_VARIABLES", "os_error_message", "describe_errno"]
+__all__ = ["UserError", "OutputError", "UnknownDatasetError", "PATH_VARIABLES", "os_error_message", "describe_errno"]
 
 
 class UserError(Exception):
     """Bad input: an unknown name, an unreadable or malformed file, an unsupported combination."""
+
+
+class OutputError(UserError):
+    """An output would replace something the suite did not create, or one of the command's inputs, or cannot be
+    written where it is (:mod:`negplugins.io.files`, :mod:`negplugins.io.destinations`)."""
 
 
 class UnknownDatasetError(UserError, KeyError):

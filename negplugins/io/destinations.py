@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from ..environment import nearest_existing
-from ..errors import describe_errno
+from ..errors import OutputError, describe_errno
 
 __all__ = ["HIDDEN_NAME_EXTRA", "KERNEL_FILE_SYSTEMS", "check_destination"]
 
@@ -30,9 +30,7 @@ HIDDEN_NAME_EXTRA = 22
 KERNEL_FILE_SYSTEMS = (Path("/proc"), Path("/sys"))
 
 
-def _refuse(path, what: str, todo: str = "write the output elsewhere"):
-    from .files import OutputError
-
+def _refuse(path, what: str, todo: str = "write the output elsewhere") -> OutputError:
     return OutputError(f"{path}: {what}; {todo}")
 
 

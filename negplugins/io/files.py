@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..errors import UserError
+from ..errors import OutputError, UserError
 from .destinations import check_destination
 from .interrupts import deferred_signals
 
@@ -49,10 +49,6 @@ LEGACY_MANIFESTS = ("negplugins-index.json", "negplugins-shard.json")
 _RUN_ENDINGS = (".trec", ".trec.gz", ".meta.json")
 #: Largest :data:`MARKER` read (it lists file names: 64 MiB is about half a million of them).
 MAX_MARKER_BYTES = 64 * 1024 * 1024
-
-
-class OutputError(UserError):
-    """An output would replace something the suite did not create, or one of the command's inputs."""
 
 
 def _umask() -> int:
