@@ -192,13 +192,7 @@ def reduce_signal_use() -> None:
     """
     global _reduced_signals
     _reduced_signals = True
-    if _configured_home is None:
-        return  # configure() adds the option when it prepares the JVM
-    import jnius_config
-
-    missing = upstream.check("jnius_config")
-    if not missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
-        _add_reduced_signals(jnius_config, missing)
+    _add_now(_add_reduced_signals)
 
 
 def quiet_java_logs() -> None:
@@ -210,13 +204,21 @@ def quiet_java_logs() -> None:
     """
     global _quiet_logs
     _quiet_logs = True
+    _add_now(_add_quiet_logging)
+
+
+def _add_now(adder) -> None:
+    """Register a JVM option with pyjnius now (``adder(jnius_config, missing)``) if :func:`configure` already ran.
+
+    Otherwise :func:`configure` adds it when it prepares the JVM.
+    """
     if _configured_home is None:
-        return  # configure() adds the option when it prepares the JVM
+        return
     import jnius_config
 
     missing = upstream.check("jnius_config")
     if not missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
-        _add_quiet_logging(jnius_config, missing)
+        adder(jnius_config, missing)
 
 
 def _options(jnius_config, missing) -> list:
