@@ -154,9 +154,13 @@ def _session(engine: RayEngine):
                 ray.init(address=engine.address, **quiet)
             else:
                 ray.init(num_cpus=engine.num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
-    except (ConnectionError, ValueError, RuntimeError) as error:
+    except (TypeError, AttributeError, NameError):  # the suite called Ray wrongly: a bug, shown as one
+        raise
+    except Exception as error:  # noqa: BLE001 - Ray raises plain Exception too ("The current node timed out ...")
         where = f"--ray-address {engine.address}" if engine.address else "a local Ray"
-        raise UserError(f"{where}: Ray could not be started or joined ({_first_line(error)})") from None
+        raise UserError(f"{where}: Ray could not be started or joined ({_first_line(error)}); check that its "
+                        f"processes may start here (a raylet killed or too slow to start on a loaded machine "
+                        f"gives this), then run the command again") from None
     try:
         yield ray
     finally:
