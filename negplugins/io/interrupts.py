@@ -16,7 +16,7 @@ import os
 import signal
 import threading
 
-__all__ = ["DEFERRED_SIGNALS", "deferred_signals"]
+__all__ = ["DEFERRED_SIGNALS", "deferred_signals", "keep_signal_handlers"]
 
 #: The signals :func:`deferred_signals` holds back.
 DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -82,3 +82,34 @@ def deferred_signals():
                 handler(signum, None)
             else:  # SIG_DFL: the default action, now that the step is whole
                 os.kill(os.getpid(), signum)
+
+
+@contextlib.contextmanager
+def keep_signal_handlers():
+    """Run the block, then give SIGINT and SIGTERM back the Python handlers they had before it.
+
+    ``ray.init`` sets its own SIGTERM handler in the main thread (``sys.exit(15)``): a command on Ray then
+    ended with status 15, without its message, instead of the command line's 143. A ``SystemExit(15)`` from
+    that handler during the block (SIGTERM while Ray starts) is handed to the handler SIGTERM had before.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {signum: signal.getsignal(signum) for signum in DEFERRED_SIGNALS}
+    try:
+        yield
+    except SystemExit as exit_:  # the block's own handler ran (SIGTERM during ray.init): answer as before it
+        previous = saved.get(signal.SIGTERM)
+        if exit_.code != signal.SIGTERM or not callable(previous):
+            raise
+        _restore(saved)
+        previous(signal.SIGTERM, None)
+        raise
+    finally:
+        _restore(saved)
+
+
+def _restore(saved: dict) -> None:
+    for signum, handler in saved.items():
+        if handler is not None:
+            signal.signal(signum, handler)

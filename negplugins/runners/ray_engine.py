@@ -48,6 +48,7 @@ import numpy as np
 from .. import datasets
 from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
 from ..errors import UserError
+from ..io.interrupts import keep_signal_handlers
 from ..options import check_int
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline
 
@@ -149,7 +150,9 @@ def _session(engine: RayEngine):
     if engine.address:
         _check_reachable(engine.address)
     try:
-        with keep_crash_handlers():  # the JVM's, when Lucene runs in this process (negplugins/_compat/crash_handlers.py)
+        # the JVM's crash handlers, when Lucene runs in this process (negplugins/_compat/crash_handlers.py), and
+        # the command line's SIGTERM handler (Ray's would exit with status 15, no cleanup message)
+        with keep_crash_handlers(), keep_signal_handlers():
             if engine.address:
                 ray.init(address=engine.address, **quiet)
             else:
