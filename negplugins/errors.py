@@ -38,7 +38,7 @@ class UnknownDatasetError(UserError, KeyError):
 
 #: Variables naming folders the suite (or a library it drives) writes or reads: their folders are the user's.
 PATH_VARIABLES = ("IR_DATASETS_HOME", "TMPDIR", "HF_HOME", "HF_HUB_CACHE", "TRANSFORMERS_CACHE",
-                  "SENTENCE_TRANSFORMERS_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "RAY_TMPDIR", "JAVA_HOME", "HOME")
+                  "SENTENCE_TRANSFORMERS_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "RAY_TMPDIR", "JAVA_HOME")
 
 #: ``errno`` -> (what happened, what to do), for the causes a user can fix.
 _CAUSES = {
@@ -134,6 +134,8 @@ def os_error_message(error: OSError, named: Iterable = (), variables: Iterable[s
         if folder is not None and folder != Path(folder.anchor) and _within(shown, folder):
             inside = "" if shown == folder else f" ({os.path.relpath(shown, folder)} in it)"
             return f"{value}{inside}: {what} ({detail}); {todo}"
+    if error.errno == errno.ENOENT:  # a missing file the user did not name may be the suite's own (a bug)
+        return None
     for name in variables:
         value = os.environ.get(name)
         folder = _absolute(value) if value else None

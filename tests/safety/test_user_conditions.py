@@ -378,3 +378,13 @@ def test_an_os_error_about_a_path_the_user_never_chose_stays_an_internal_error(t
 
 def test_a_full_disk_met_while_writing_is_a_user_error():
     assert os_error_message(OSError(errno.ENOSPC, "No space left on device")).startswith("no space left")
+
+
+def test_a_missing_file_is_a_user_error_only_when_the_user_named_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
+    named = tmp_path / "run.trec"
+    assert os_error_message(FileNotFoundError(errno.ENOENT, "No such file or directory", str(named)),
+                            named=[str(named)]).startswith(f"{named}: not found")
+    missing = tmp_path / "home" / "package-data.json"  # under a variable, but not named: may be a bug
+    assert os_error_message(FileNotFoundError(errno.ENOENT, "No such file or directory", str(missing)),
+                            workdir=tmp_path) is None
