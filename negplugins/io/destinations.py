@@ -53,14 +53,14 @@ def check_destination(path: str | os.PathLike) -> None:
             cause = describe_errno(error.errno)
             raise _refuse(path, cause[0] if cause else error.strerror) from None
         exists = False
+    if exists and not path.is_dir() and not path.is_file():  # a device written through (/dev/stdout, a link into
+        if not os.access(path, os.W_OK):                        # /proc), or a FIFO refused later
+            raise _refuse(path, "is not writable")
+        return
     real = Path(os.path.realpath(path))
     for kernel in KERNEL_FILE_SYSTEMS:
         if real == kernel or kernel in real.parents:
             raise _refuse(path, f"is under {kernel}, a kernel file system that holds no files of yours")
-    if exists and not path.is_dir() and not path.is_file():  # a device written through, or a FIFO refused later
-        if not os.access(path, os.W_OK):
-            raise _refuse(path, "is not writable")
-        return
     parent = nearest_existing(path.parent if path.parent != path else path)
     if parent is None:
         return
