@@ -23,6 +23,7 @@ Every command writes through :func:`atomic_writer` (files) or :func:`atomic_dire
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import fcntl
 import json
@@ -39,8 +40,8 @@ from ..errors import OutputError, UserError
 from .destinations import check_destination
 from .interrupts import deferred_signals
 
-__all__ = ["MARKER", "OutputError", "atomic_writer", "atomic_directory", "scratch_directory", "output_lock",
-           "check_file_output", "check_folder_output", "check_free_space", "write_marker", "same_file"]
+__all__ = ["MARKER", "OutputError", "atomic_writer", "written_together", "pending_file", "atomic_directory",
+           "scratch_directory", "output_lock", "check_file_output", "check_folder_output", "check_free_space", "write_marker", "same_file"]
 
 #: File written into every folder the suite creates: ``{"written_by": "negplugins", "files": [...]}``.
 MARKER = "negplugins-output.json"
@@ -159,13 +160,17 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
     if path.is_symlink():
         path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = None
+    tmp, group = None, _GROUP.get()
     try:
         with deferred_signals():  # the temporary file exists only once ``tmp`` names it, for the cleanup below
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, mode, **text) as f:
             yield f
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
+        if group is not None:  # renamed with the others at the end of written_together()
+            group.append((Path(tmp), path))
+            tmp = None
+            return
         with deferred_signals() as pending:
             if not pending:  # a signal that came just before leaves the previous file
                 os.replace(tmp, path)
@@ -173,6 +178,55 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
         with deferred_signals():
             if tmp is not None and os.path.lexists(tmp):
                 os.unlink(tmp)
+
+
+_GROUP: contextvars.ContextVar[list | None] = contextvars.ContextVar("negplugins_written_together", default=None)
+
+
+@contextlib.contextmanager
+def written_together():
+    """Files written with :func:`atomic_writer` in the block appear together when it ends (a run and its sidecar).
+
+    Each is written to its temporary file as usual; none is renamed into place until the block ends, and
+    then all are, with SIGINT and SIGTERM held back, so that an interrupted command never leaves a new run
+    beside the sidecar of the previous one. If the block fails, or a signal came just before the end, none
+    appears and every previous file is left as it was. Read what was written so far with
+    :func:`pending_file`.
+    """
+    group: list[tuple[Path, Path]] = []
+    token = _GROUP.set(group)
+    try:
+        yield
+        _GROUP.reset(token)
+        token = None
+        with deferred_signals() as pending:
+            if not pending:
+                for tmp, path in group:
+                    os.replace(tmp, path)
+    finally:
+        if token is not None:
+            _GROUP.reset(token)
+        with deferred_signals():
+            for tmp, _ in group:
+                if os.path.lexists(tmp):
+                    os.unlink(tmp)
+
+
+def pending_file(path: str | os.PathLike) -> Path:
+    """The file that holds what was last written to ``path`` in :func:`written_together`'s block, else ``path``."""
+    where = _where(path)
+    for tmp, destination in reversed(_GROUP.get() or []):
+        if _where(destination) == where:
+            return tmp
+    return Path(path)
+
+
+def _where(path: str | os.PathLike) -> str:
+    """``path`` as :func:`atomic_writer` writes it: a symbolic link followed, the folder's links resolved."""
+    path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
+    return os.path.join(os.path.realpath(path.parent), path.name)
 
 
 # -- folders ---------------------------------------------------------------------------------------

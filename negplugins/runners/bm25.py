@@ -19,6 +19,7 @@ import os
 
 from .. import datasets
 from .._compat import jvm
+from ..io.files import written_together
 from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
@@ -118,12 +119,13 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found[query_id]]
             bar.update(len(batch))
 
-    with tqdm(total=len(order), desc=f"BM25 {dataset_id}", unit=" queries", disable=tqdm_disable(progress),
-              leave=False) as bar:
-        lines = write_run(output, results(bar), run_tag)
-    parameters = {"k1": k1, "b": b, "hits": hits}
-    write_metadata(output, dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
-                   parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},
-                   language=language, command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        with tqdm(total=len(order), desc=f"BM25 {dataset_id}", unit=" queries", disable=tqdm_disable(progress),
+                  leave=False) as bar:
+            lines = write_run(output, results(bar), run_tag)
+        parameters = {"k1": k1, "b": b, "hits": hits}
+        write_metadata(output, dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
+                       parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},
+                       language=language, command=command)
     return {"dataset": dataset_id, "index": str(index), "language": language, **parameters,
             "queries": len(order), "lines": lines, "run_tag": run_tag}

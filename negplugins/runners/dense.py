@@ -81,7 +81,7 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import MARKER, atomic_directory, check_free_space
+from ..io.files import MARKER, atomic_directory, check_free_space, written_together
 from ..io.integrity import damage, file_records
 from ..io.interrupts import deferred_signals
 from ..io.jsonfile import read_json
@@ -1096,28 +1096,29 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     query_vectors = query.encode([texts[q] for q in order], batch_size=batch_size)
     ranking = search_index_folder(index_path, query_vectors, hits, search_params)
     tag = run_tag or f"dense-{datasets.slug(ref.name)}"
-    lines = write_run(output, zip(order, ranking), tag)
-    built_type = (manifest or {}).get("index_type", DEFAULT_INDEX_TYPE if manifest else None)
-    layout = (manifest or {}).get("layout", "merged")
-    parameters = {"hits": hits, "batch_size": batch_size, "max_length": passage["max_length"],
-                  "pooling": passage["pooling"], "normalized": passage["normalize"], "similarity": "inner_product",
-                  "shard_num": (manifest or {}).get("shard_num", shard_num), "index_type": built_type,
-                  "index_layout": layout, "search_params": search_params, "backend": passage["backend"],
-                  "dtype": passage["dtype"], "device": query.device, "passage_prefix": passage["prefix"],
-                  "query_prefix": query.prefix, "passage_encoding": passage,
-                  "query_encoding": {"model": query.ref.metadata(), **query.metadata()}}
-    parameters["engine"] = ray_engine.describe(engine)
-    described = "IndexFlatIP" if built_type == DEFAULT_INDEX_TYPE else built_type or "index"
-    if layout == "shards":
-        described += f", exact search over {len((manifest or {}).get('shards') or [])} shards"
-    normalised = ", L2-normalised" if passage["normalize"] else ""
-    queries_by = f", queries by {query.ref.name}" if query_ref is not None else ""
-    write_metadata(output, dataset=dataset_id, runner="dense",
-                   system=f"dense {ref.name}{queries_by} (faiss {described}, {passage['pooling']} pooling{normalised}, "
-                          f"{passage['backend']} {passage['dtype']})",
-                   tag=tag, parameters=parameters, model=ref.metadata(),
-                   index={"path": str(index_path), "manifest": manifest},
-                   language=dataset_language(dataset), command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        lines = write_run(output, zip(order, ranking), tag)
+        built_type = (manifest or {}).get("index_type", DEFAULT_INDEX_TYPE if manifest else None)
+        layout = (manifest or {}).get("layout", "merged")
+        parameters = {"hits": hits, "batch_size": batch_size, "max_length": passage["max_length"],
+                      "pooling": passage["pooling"], "normalized": passage["normalize"], "similarity": "inner_product",
+                      "shard_num": (manifest or {}).get("shard_num", shard_num), "index_type": built_type,
+                      "index_layout": layout, "search_params": search_params, "backend": passage["backend"],
+                      "dtype": passage["dtype"], "device": query.device, "passage_prefix": passage["prefix"],
+                      "query_prefix": query.prefix, "passage_encoding": passage,
+                      "query_encoding": {"model": query.ref.metadata(), **query.metadata()}}
+        parameters["engine"] = ray_engine.describe(engine)
+        described = "IndexFlatIP" if built_type == DEFAULT_INDEX_TYPE else built_type or "index"
+        if layout == "shards":
+            described += f", exact search over {len((manifest or {}).get('shards') or [])} shards"
+        normalised = ", L2-normalised" if passage["normalize"] else ""
+        queries_by = f", queries by {query.ref.name}" if query_ref is not None else ""
+        write_metadata(output, dataset=dataset_id, runner="dense",
+                       system=f"dense {ref.name}{queries_by} (faiss {described}, {passage['pooling']} pooling{normalised}, "
+                              f"{passage['backend']} {passage['dtype']})",
+                       tag=tag, parameters=parameters, model=ref.metadata(),
+                       index={"path": str(index_path), "manifest": manifest},
+                       language=dataset_language(dataset), command=command)
     return {"dataset": dataset_id, "index": str(index_path), "complete": True, "model": ref.id,
             "query_encoder": query.ref.id, **parameters, "queries": len(order), "lines": lines, "run_tag": tag,
             "notes": list(dict.fromkeys(notes + list(query.notes)))}

@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import MARKER, atomic_directory, check_folder_output, output_lock, scratch_directory
+from ..io.files import MARKER, atomic_directory, check_folder_output, output_lock, scratch_directory, written_together
 from ..io.integrity import damage, file_records
 from ..io.outputs import check_replaceable_file, check_run_output, write_file_output
 from ..io.sidecars import write_metadata
@@ -538,17 +538,18 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found.get(query_id, [])]
 
     tag = run_tag or f"splade-{datasets.slug(ref.name)}"
-    lines = write_run(output, results(), tag)
-    parameters = {"hits": hits, "batch_size": batch_size,
-                  "max_length": (manifest or {}).get("max_length", max_length), "query_max_length": q_length,
-                  "quantization": quantization, "min_idf": MIN_IDF, "pooling": "max",
-                  "activation": "log(1 + relu(logits))"}
-    if encoded_queries is not None:
-        parameters["encoded_queries"] = str(encoded_queries)
-    write_metadata(output, dataset=dataset_id, runner="splade",
-                   system=f"SPLADE-style {ref.name} (Lucene impact index, weights x{quantization:g} as integers)",
-                   tag=tag, parameters=parameters, model=ref.metadata(),
-                   index={"path": str(index_path), "manifest": manifest},
-                   language=dataset_language(dataset), command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        lines = write_run(output, results(), tag)
+        parameters = {"hits": hits, "batch_size": batch_size,
+                      "max_length": (manifest or {}).get("max_length", max_length), "query_max_length": q_length,
+                      "quantization": quantization, "min_idf": MIN_IDF, "pooling": "max",
+                      "activation": "log(1 + relu(logits))"}
+        if encoded_queries is not None:
+            parameters["encoded_queries"] = str(encoded_queries)
+        write_metadata(output, dataset=dataset_id, runner="splade",
+                       system=f"SPLADE-style {ref.name} (Lucene impact index, weights x{quantization:g} as integers)",
+                       tag=tag, parameters=parameters, model=ref.metadata(),
+                       index={"path": str(index_path), "manifest": manifest},
+                       language=dataset_language(dataset), command=command)
     return {"dataset": dataset_id, "index": str(index_path), "model": ref.id, **parameters, "queries": len(order),
             "empty_queries": empty, "lines": lines, "run_tag": tag}

@@ -413,3 +413,53 @@ def test_sigterm_while_ray_runs_exits_143_not_rays_15(tmp_path):
         pytest.skip("the command finished within 2 s of Ray's start")
     assert (code, stderr.strip().splitlines()[-1]) == EXIT[signal.SIGTERM], stderr
     assert _hidden(tmp_path) == [] and not (tmp_path / "run.trec").exists()
+
+
+def _run_and_sidecar(folder: Path):
+    from negplugins.io.files import written_together
+
+    with written_together():
+        with atomic_writer(folder / "a.trec") as f:
+            f.write("new run\n")
+        time.sleep(0.01)  # where a runner hashes the run and builds the sidecar: a signal may come here
+        with atomic_writer(folder / "a.meta.json") as f:
+            f.write("new sidecar\n")
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("at", range(1, 8))
+def test_a_run_and_its_sidecar_appear_together_or_not_at_all(tmp_path, monkeypatch, when, at):
+    (tmp_path / "a.trec").write_text("old run\n")
+    (tmp_path / "a.meta.json").write_text("old sidecar\n")
+    calls = _Calls(monkeypatch, at, (_signal_before if when == "before" else _signal_after)(signal.SIGINT))
+    try:
+        _run_and_sidecar(tmp_path)
+    except KeyboardInterrupt:
+        pass
+    monkeypatch.undo()
+    pair = ((tmp_path / "a.trec").read_text(), (tmp_path / "a.meta.json").read_text())
+    assert pair in (("old run\n", "old sidecar\n"), ("new run\n", "new sidecar\n")), (pair, calls.log)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.meta.json", "a.trec"], calls.log
+
+
+def test_a_signal_between_the_run_and_its_sidecar_keeps_the_previous_pair(tmp_path, monkeypatch):
+    (tmp_path / "a.trec").write_text("old run\n")
+    (tmp_path / "a.meta.json").write_text("old sidecar\n")
+    monkeypatch.setattr(time, "sleep", lambda seconds: os.kill(os.getpid(), signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        _run_and_sidecar(tmp_path)
+    assert (tmp_path / "a.trec").read_text() == "old run\n" and (tmp_path / "a.meta.json").read_text() == "old sidecar\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.meta.json", "a.trec"]
+
+
+def test_the_sidecar_hashes_the_run_written_in_the_same_group(tmp_path):
+    from negplugins.io.files import written_together
+    from negplugins.io.sidecars import file_sha256, read_metadata, write_metadata
+    from negplugins.io.trec import write_run
+
+    with written_together():
+        write_run(tmp_path / "r.trec", [("1", [("d1", 2.0), ("d2", 1.0)])], "t")
+        assert not (tmp_path / "r.trec").exists()  # not in place before the sidecar
+        write_metadata(tmp_path / "r.trec", dataset=DEMO, runner="bm25", system="s", tag="t", parameters={},
+                       command="negplugins test")
+    assert read_metadata(tmp_path / "r.trec")["run_sha256"] == file_sha256(tmp_path / "r.trec")
