@@ -300,7 +300,24 @@ class Terminated(BaseException):
 
 
 def _terminate(signum, frame):
+    _stopping()
     raise Terminated()
+
+
+def _interrupt(signum, frame):
+    _stopping()
+    raise KeyboardInterrupt
+
+
+def _stopping() -> None:
+    """The command is stopping: a further SIGINT or SIGTERM may not cut its cleanups short (a second Ctrl-C
+    landing in a ``finally`` block left a ``.partial`` folder); the process ends as soon as they are done."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _already_stopping)
+
+
+def _already_stopping(signum, frame):
+    """A signal while the command is already stopping: nothing more to do."""
 
 
 def main(argv=None) -> int:
@@ -308,26 +325,59 @@ def main(argv=None) -> int:
 
     Either signal, from the moment this function starts (building the parser imports the datasets, seconds
     on a slow disk) to its return, ends the command with one line and status 130 or 143, never a traceback.
+    Once one has come, further ones are ignored while the cleanups run; one that comes once the command has
+    ended (while its status is returned) changes nothing.
     """
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return _interruptible(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, _terminate)
+    if previous[signal.SIGINT] is signal.default_int_handler:  # Python's own (not SIG_IGN, as under nohup)
+        signal.signal(signal.SIGINT, _interrupt)
     try:
-        return _interruptible(argv)
+        status = _interruptible(argv)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            _ended(signal.signal, signum, handler)
+    return status
+
+
+def run() -> None:
+    """The ``negplugins`` program: :func:`main`, then exit with its status.
+
+    Once the status is known SIGINT and SIGTERM are ignored: a signal that came as the command ended would
+    otherwise surface while the interpreter unwinds (a ``KeyboardInterrupt`` there ends the process by
+    SIGINT, status -2, after the one line was printed).
+    """
+    try:
+        status = main()
+    except KeyboardInterrupt:  # a second signal while the first one was being answered
+        status = 130
+    except Terminated:
+        status = 143
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        _ended(signal.signal, signum, signal.SIG_IGN)
+    sys.exit(status)
+
+
+def _ended(call, *args, **kwargs) -> None:
+    """``call(*args, **kwargs)`` once the command has ended: a signal processed meanwhile has nothing left to stop."""
+    try:
+        call(*args, **kwargs)
+    except (KeyboardInterrupt, Terminated):
+        pass
 
 
 def _interruptible(argv) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        print(f"{_PROG}: interrupted", file=sys.stderr)
+        _ended(print, f"{_PROG}: interrupted", file=sys.stderr)
         return 130
     except Terminated:
-        print(f"{_PROG}: terminated", file=sys.stderr)
+        _ended(print, f"{_PROG}: terminated", file=sys.stderr)
         return 143
 
 
@@ -431,4 +481,4 @@ def _internal_error(verbose: bool) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

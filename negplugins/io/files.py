@@ -381,8 +381,9 @@ def output_lock(path: str | os.PathLike):
         _HELD[key] += 1
         try:
             yield lock
-        finally:
-            _HELD[key] -= 1
+        finally:  # the outer holder may have released already (a second Ctrl-C cut the unwinding short)
+            if key in _HELD:
+                _HELD[key] -= 1
         return
     timeout = _lock_timeout()
     deadline = None if timeout is None else time.monotonic() + timeout

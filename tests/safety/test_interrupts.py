@@ -463,3 +463,22 @@ def test_the_sidecar_hashes_the_run_written_in_the_same_group(tmp_path):
         write_metadata(tmp_path / "r.trec", dataset=DEMO, runner="bm25", system="s", tag="t", parameters={},
                        command="negplugins test")
     assert read_metadata(tmp_path / "r.trec")["run_sha256"] == file_sha256(tmp_path / "r.trec")
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("gap", [0.0, 0.05])
+def test_two_signals_at_once_still_exit_130_cleanly(tmp_path, gap):
+    """An impatient second Ctrl-C, even one landing while the first is answered, gives the same clean end
+    (it ended the process by SIGINT, status -2, once the first had printed its line)."""
+    child = _start(["index", DEMO, "--index", "idx"], tmp_path, env={"NEGPLUGINS_TEST_PAUSE_INDEXING": "30"})
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".idx.*.partial")):
+        assert child.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    time.sleep(gap)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert (child.returncode, stderr.strip().splitlines()[-1]) == EXIT[signal.SIGINT], stderr
+    assert "Traceback" not in stderr and _hidden(tmp_path) == [] and not (tmp_path / "idx").exists()
