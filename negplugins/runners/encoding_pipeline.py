@@ -19,7 +19,7 @@ One :class:`EncodingPipeline` run takes groups of texts and yields each group's 
 * **Workers.** Threads, not processes: the Rust tokenizer (:mod:`negplugins._compat.fast_tokenizer`) releases the
   GIL, and its ids need no pickling. The batcher tokenizes up to two groups ahead, so the next group is ready
   when the model finishes this one; at most :data:`QUEUED_BATCHES` padded batches wait for the model. On CUDA
-  :data:`CUDA_WORKERS` threads (at most the CPUs less two) tokenize; elsewhere the batcher thread alone does, since
+  :data:`CUDA_WORKERS` threads (at most the CPUs this process may use, less two) tokenize; elsewhere the batcher thread alone does, since
   the model there is far slower than the tokenizer and shares the CPUs.
 * **Transfers.** On CUDA the batcher pins each batch (page-locked memory), the model's thread copies it to the GPU
   with ``non_blocking=True``, and each output is copied back into pinned memory without waiting; the thread waits
@@ -46,7 +46,7 @@ __all__ = ["CUDA_WORKERS", "EncodingPipeline", "GROUP_BATCHES", "IN_FLIGHT", "QU
 
 #: Texts per group, in batch sizes (:func:`length_groups`).
 GROUP_BATCHES = 16
-#: Tokenizer threads on a CUDA device (at most the machine's CPUs less two).
+#: Tokenizer threads on a CUDA device (at most the CPUs this process may use, less two).
 CUDA_WORKERS = 8
 #: Padded batches that wait for the model at most.
 QUEUED_BATCHES = 8
@@ -142,7 +142,7 @@ class TorchForward:
             host = torch.empty(output.shape, dtype=output.dtype, pin_memory=True)
             host.copy_(output, non_blocking=True)
             done = torch.cuda.Event()
-            done.record()
+            done.record(torch.cuda.current_stream(self.device))  # the stream of this device, not the current one's
             return done, host
 
     def result(self, handle) -> np.ndarray:
@@ -154,7 +154,10 @@ class TorchForward:
 
 
 def _default_workers(pin: bool) -> int:
-    return max(1, min(CUDA_WORKERS, (os.cpu_count() or 1) - 2)) if pin else 1
+    if not pin:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(CUDA_WORKERS, cpus - 2))
 
 
 class EncodingPipeline:
@@ -169,8 +172,10 @@ class EncodingPipeline:
         per text (run synchronously).
     token_budget : int
         Padded tokens per batch at most.
-    row_shape : tuple
-        The shape of one output row (of an empty group's output).
+    row_shape : tuple or None
+        The shape of one output row (of an empty group's output): a group's output is a ``float32`` array; ``None``:
+        a list, one item per text, of what ``forward`` returns per row (rows of different shapes, as ColBERT's
+        token vectors).
     pad_id, pad_type_id : int
         The padding ids (the tokenizer's ``pad_token_id`` and ``pad_token_type_id``).
     left : bool
@@ -182,30 +187,31 @@ class EncodingPipeline:
     """
 
     def __init__(self, tokenize: Callable[[list[str]], TokenRows], forward, *, token_budget: int,
-                 row_shape: tuple, pad_id: int, pad_type_id: int = 0, left: bool = False,
+                 row_shape: tuple | None, pad_id: int, pad_type_id: int = 0, left: bool = False,
                  names: Sequence[str] = ("input_ids", "attention_mask"), workers: int | None = None):
         self.tokenize = tokenize
         self.forward = forward if hasattr(forward, "submit") else _Synchronous(forward)
         self.token_budget = int(token_budget)
-        self.row_shape = tuple(row_shape)
+        self.row_shape = None if row_shape is None else tuple(row_shape)
         self.pad = {"pad_id": int(pad_id), "pad_type_id": int(pad_type_id), "left": bool(left), "names": tuple(names)}
         self.workers = _default_workers(self.forward.pin) if workers is None else max(1, int(workers))
 
     def run(self, groups: Iterable[Sequence[str]],
-            progress: Callable[[int], object] | None = None) -> Iterator[np.ndarray]:
-        """Each group's output, ``float32`` rows in the group's order; ``progress(rows)`` after each batch."""
+            progress: Callable[[int], object] | None = None) -> Iterator[np.ndarray | list]:
+        """Each group's output, rows in the group's order; ``progress(rows)`` after each batch."""
         batches: queue.Queue = queue.Queue(maxsize=QUEUED_BATCHES)
         stop = threading.Event()
         batcher = threading.Thread(target=self._batcher, args=(groups, batches, stop), daemon=True,
                                    name="negplugins-batcher")
         batcher.start()
         pending: deque = deque()
-        out: np.ndarray | None = None
+        out: np.ndarray | list | None = None
         try:
             while True:
                 kind, *item = batches.get()
                 if kind == "group":
-                    out = np.zeros((item[0], *self.row_shape), dtype=np.float32)
+                    out = [None] * item[0] if self.row_shape is None else \
+                        np.zeros((item[0], *self.row_shape), dtype=np.float32)
                 elif kind == "batch":
                     pending.append((item[0], self.forward.submit(item[1])))
                     while len(pending) > (IN_FLIGHT if self.forward.pin else 0):
@@ -222,9 +228,14 @@ class EncodingPipeline:
             stop.set()
             batcher.join()
 
-    def _collect(self, entry, out: np.ndarray, progress) -> None:
+    def _collect(self, entry, out: np.ndarray | list, progress) -> None:
         positions, handle = entry
-        out[positions] = self.forward.result(handle)
+        result = self.forward.result(handle)
+        if isinstance(out, list):
+            for position, row in zip(positions.tolist(), result):
+                out[position] = row
+        else:
+            out[positions] = result
         if progress is not None:
             progress(len(positions))
 

@@ -282,6 +282,15 @@ def test_an_error_reaches_the_caller_and_the_threads_end(tiny_bert):
     assert _pipeline_threads() == []
 
 
+def test_tokenizer_threads_on_cuda_leave_two_cpus(monkeypatch):
+    from negplugins.runners import encoding_pipeline
+
+    for cpus, expected in ((64, 8), (16, 8), (6, 4), (3, 1), (1, 1)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, n=cpus: set(range(n)), raising=False)
+        assert encoding_pipeline._default_workers(pin=True) == expected
+        assert encoding_pipeline._default_workers(pin=False) == 1  # the CPU: the batcher thread alone
+
+
 def test_torch_forward_off_cuda_is_synchronous(tiny_bert):
     encoder = DenseEncoder(resolve_model(str(tiny_bert)), device="cpu")
     forward = TorchForward(encoder.runner.module, "cpu")
