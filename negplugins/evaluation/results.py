@@ -33,6 +33,8 @@ class Evaluation:
     ``negation`` holds the same aggregates over the negation queries and the others
     (``{"negation": {...}, "no negation": {...}}``, each with its ``queries``), where the benchmark marks
     them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
+    ``data_origin`` lists the derived copies the dataset was read from instead of its release
+    (:func:`negplugins.datasets.data_origins`; empty: the release), each also named in ``notes``.
     """
 
     dataset: str
@@ -49,6 +51,7 @@ class Evaluation:
     query_groups: dict[str, str] = field(default_factory=dict, repr=False)
     negation_field: str | None = None
     negation: dict[str, dict] = field(default_factory=dict)
+    data_origin: list[dict] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -63,6 +66,8 @@ class Evaluation:
                         for name, values in self.subsets.items()},
             "notes": list(self.notes),
         }
+        if self.data_origin:
+            record["data_origin"] = [dict(origin) for origin in self.data_origin]
         if self.negation:
             record["negation_split"] = {
                 "field": self.negation_field,
@@ -94,9 +99,15 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     permutations: int = 0
 
+    @property
+    def data_origin(self) -> list[dict]:
+        """The derived copies the dataset was read from (see :class:`Evaluation`); the same for every run."""
+        return self.evaluations[0].data_origin if self.evaluations else []
+
     def to_dict(self, per_query: bool = True) -> dict:
+        origin = {"data_origin": [dict(o) for o in self.data_origin]} if self.data_origin else {}
         return {
-            "dataset": self.dataset, "measures": self.measures, "baseline": self.evaluations[self.baseline].label,
+            "dataset": self.dataset, **origin, "measures": self.measures, "baseline": self.evaluations[self.baseline].label,
             "significance": {
                 "tests": "two-sided paired t-test (scipy.stats.ttest_rel) and paired randomization test "
                          f"(sign flips, {self.permutations} permutations or exact, fixed seed)",
