@@ -79,8 +79,14 @@ class DataOrigin:
                 f"{self.benchmark}/{self.replaces}")
 
     def to_dict(self) -> dict:
-        """The record as sidecars, evaluations, report cards and leaderboards store it (keys sorted)."""
-        return dict(sorted(asdict(self).items()))
+        """The record as sidecars, evaluations, report cards and leaderboards store it: every field and
+        :attr:`file`, keys sorted."""
+        return dict(sorted({**asdict(self), "file": self.file}.items()))
+
+    @classmethod
+    def from_dict(cls, record: dict) -> DataOrigin:
+        """The record :meth:`to_dict` wrote (``file`` is derived, so not read)."""
+        return cls(**{name: record[name] for name in cls.__dataclass_fields__ if name in record})
 
 
 class ReleaseOrDerived:
@@ -99,7 +105,7 @@ class ReleaseOrDerived:
             raise ValueError(f"{derived.file}: not a file of benchmark {release.benchmark!r}")
         self.release = release
         self.derived = derived
-        self._copy = VerifiedDownload(benchmark=derived.benchmark, file=derived.path, url=derived.url,
+        self.copy = VerifiedDownload(benchmark=derived.benchmark, file=derived.path, url=derived.url,
                                       sha256=derived.sha256, size=derived.size)
 
     def __repr__(self):
@@ -110,7 +116,7 @@ class ReleaseOrDerived:
         mirror = self.release.mirror_path()
         if mirror is None or mirror.is_file() or self.release.cache_path.is_file():
             return None
-        return self.derived if self._copy.mirror_path().is_file() else None
+        return self.derived if self.copy.mirror_path().is_file() else None
 
     @property
     def file(self) -> str:
@@ -131,12 +137,12 @@ class ReleaseOrDerived:
             release = self.release.mirror_path()
             if force and release is not None and not release.is_file() and not self.release.cache_path.is_file():
                 raise DownloadError(
-                    f"{release}: not found, nor its {self.derived.kind} {self._copy.mirror_path()}; "
+                    f"{release}: not found, nor its {self.derived.kind} {self.copy.mirror_path()}; "
                     f"{MIRROR_ENV}={mirror_root()} is set, so {self.release.benchmark}/{self.release.file} is read "
                     f"from there (originally {self.release.url})")
             return self.release.path(force)
         try:
-            return self._copy.path(force)
+            return self.copy.path(force)
         except ChecksumError as error:
             raise ChecksumError(
                 f"{error}: the file is neither the release's {self.release.file} nor the {self.derived.kind} "

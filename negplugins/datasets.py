@@ -88,7 +88,7 @@ def data_origin_notes(records) -> list[str]:
     """One line per :func:`data_origins` record, as evaluations and reports print it."""
     from ir_datasets_ext.derived import DataOrigin
 
-    return [f"data: {DataOrigin(**record).describe()}" for record in records]
+    return [f"data: {DataOrigin.from_dict(record).describe()}" for record in records]
 
 
 def normalise_text(text: str) -> str:

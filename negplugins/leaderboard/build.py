@@ -18,7 +18,8 @@ with the gap (run minus paper); ``"authors_pipeline": true`` says the run follow
 
 **Provenance.** Each run keeps its sidecar's parameters, versions, first stage, index and model weights hash in
 the leaderboard JSON, the derived copy of the data it was made on (``data_origin``, one line per copy, where its
-sidecar records one; the record's own ``data_origin`` and first note name the copy this build evaluated on), the suite's git commit it was made with (``versions["negplugins-commit"]``, when recorded),
+sidecar records one; the record's own ``data_origin`` and first note name the copy this build evaluated on),
+the suite's git commit it was made with (``versions["negplugins-commit"]``, when recorded),
 and ``links`` to its file, sidecar and first stage relative to the pages (``../runs/...``). Paths a sidecar holds
 absolute are shown without the machine's folders (:func:`portable_text`). Each record names the suite version
 that built it (``built_with``); nothing depends on the checkout the build runs in, so the same runs rebuild to the
@@ -310,7 +311,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
             "run_sha256": _text(meta.get("run_sha256")) if meta.get("run_sha256") else None,
             "reproduces": _text(meta["reproduces"]) if isinstance(meta.get("reproduces"), str) else None,
             "authors_pipeline": meta.get("authors_pipeline") is True,
-            "data_origin": _origin_lines(meta.get("data_origin")),
+            **({"data_origin": _origin_lines(meta["data_origin"])} if meta.get("data_origin") else {}),
             "queries_without_results": len(report.missing_queries),
             "overall": {m: _round(ev.overall.get(m)) for m in measures},
             "counts": {m: ev.counts.get(m, 0) for m in measures},

@@ -896,15 +896,15 @@ def reproduction_record(records) -> dict:
                     gap = None if value is None or r["value"] is None else round(value - r["value"], 6) + 0.0
                     row["authors" if run.get("authors_pipeline") else "suite"].append(
                         {"run": run["name"], "system": run["system"], "value": value, "gap": gap,
-                         "data_origin": list(run.get("data_origin") or ())})
+                         **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
                 rows.append(row)
         other = [{"dataset": record["dataset"], "slug": record["slug"], "run": run["name"], "system": run["system"],
                   "measure": record["primary"], "value": run["overall"].get(record["primary"])}
                  for record in own for run in record["runs"] if not run.get("reproduces")]
-        data = [line for row in rows for entry in (*row["suite"], *row["authors"]) for line in entry["data_origin"]]
+        data = [line for row in rows for entry in (*row["suite"], *row["authors"]) for line in entry.get("data_origin", ())]
         families.append({"family": spec.name, "title": spec.title,
                          "paper": (paper or {}).get("reference", spec.paper), "paper_url": (paper or {}).get("url", ""),
-                         "rows": rows, "data_origin": list(dict.fromkeys(data)),
+                         "rows": rows, **({"data_origin": list(dict.fromkeys(data))} if data else {}),
                          "notes": {k: spec.reproduction_notes[k] for k in sorted(spec.reproduction_notes)},
                          "other_runs": other})
     return {"benchmarks": families,
@@ -942,7 +942,7 @@ def reproduction_markdown(records) -> str:
                              f"{_runs_cell_md(row['suite'])} | {_runs_cell_md(row['authors'])} | "
                              f"{_md(_source_text(row))} |")
             lines.append("")
-        if family["data_origin"]:
+        if family.get("data_origin"):
             lines += [f"Data of the runs marked \"on a {DERIVED}\": " + "; ".join(
                 _md(line) for line in family["data_origin"]) + ".", ""]
         if family["notes"]:
@@ -991,7 +991,7 @@ def reproduction_html(records) -> str:
                         f"<th class=\"num\">Paper ({REPORTED_LABEL})</th><th>This suite (gap)</th>"
                         "<th>Authors' pipeline (gap)</th><th>Source</th></tr></thead>\n<tbody>\n"
                         + "\n".join(rows) + "\n</tbody>\n</table>")
-        if family["data_origin"]:
+        if family.get("data_origin"):
             body.append(f"<p class=\"note data-origin\">Data of the runs marked \u201con a {DERIVED}\u201d: "
                         + "; ".join(_e(line) for line in family["data_origin"]) + ".</p>")
         if family["notes"]:
