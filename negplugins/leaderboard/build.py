@@ -296,7 +296,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
             "system": _text(meta.get("system")),
             "runner": _text(meta.get("runner")),
             "tag": _text(meta.get("tag")),
-            "model": _text(model.get("id")) if model else None,
+            "model": _text(portable_text(model.get("id"))) if model else None,  # an id may be a folder
             "language": _text(meta.get("language")) if meta.get("language") is not None else None,
             "date": _text(meta.get("created"))[:10],
             "command": _text(portable_text(meta.get("command"))),

@@ -18,10 +18,10 @@ and the report card from the committed run.
 import gzip
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PROJECT_ROOT, SHARED_DATA
 
 from ir_datasets_ext.datasets import nevir
 from negplugins.cli import main
@@ -29,11 +29,17 @@ from negplugins.io.sidecars import read_metadata
 
 pytestmark = pytest.mark.realdata
 
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"  # as tests/conftest.py
+
 COPY = SHARED_DATA / "nevir" / "derived" / "NevIR_test_final.json"
 RUN = PROJECT_ROOT / "runs" / "nevir" / "test" / "pairs-bi-encoder-all-MiniLM-L6-v2.trec.gz"
 SUBSET_PAIRS = 60
 #: SOURCES.md's independently measured paired accuracy of the packaged MiniLM, as a count of pairs.
 MINILM_PAIRS_RIGHT = 98
+#: SHA-256 of all-mpnet-base-v2's model.safetensors: the Hugging Face hub's LFS hash of sentence-transformers/
+#: all-mpnet-base-v2 (revision e8c3b32edf5434bc2275fc9bab85f82640a19130) and of the registry packages' copy.
+MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
 
 
 @pytest.fixture
@@ -51,11 +57,11 @@ def _packaged_minilm_folder():
     return config.locate().parent
 
 
-def independent_cosines(rows) -> dict[str, tuple[float, float]]:
-    """``{query id: (cosine with doc1, cosine with doc2)}`` with sentence-transformers alone."""
+def independent_cosines(rows, folder=None) -> dict[str, tuple[float, float]]:
+    """``{query id: (cosine with doc1, cosine with doc2)}`` with sentence-transformers alone (default: MiniLM)."""
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(_packaged_minilm_folder()), device="cpu")
+    model = SentenceTransformer(str(folder or _packaged_minilm_folder()), device="cpu")
     queries = model.encode([r[q] for r in rows for q in ("q1", "q2")], normalize_embeddings=True, batch_size=32)
     docs = model.encode([r[d] for r in rows for d in ("doc1", "doc2")], normalize_embeddings=True, batch_size=32)
     scores = {}
@@ -82,15 +88,39 @@ def pair_right(scores, pair_id) -> bool:
     return q1[0] > q1[1] and q2[1] > q2[0]
 
 
-def test_the_committed_run_agrees_pair_by_pair_with_an_independent_computation(nevir_copy):
-    rows = nevir_copy[:SUBSET_PAIRS]
-    expected = independent_cosines(rows)
-    run = read_trec(RUN)
+def assert_run_agrees(run_path, rows, expected) -> list[bool]:
+    """The run's two scores per query equal ``expected`` to 1e-5, and so does each pair's outcome; returns them."""
+    run = read_trec(run_path)
     got = {q: (run[q][f"{q.rsplit('_', 1)[0]}_doc1"], run[q][f"{q.rsplit('_', 1)[0]}_doc2"]) for q in expected}
     assert max(abs(a - b) for q in expected for a, b in zip(expected[q], got[q])) < 1e-5
     right = [pair_right(expected, r["id"]) for r in rows]
     assert right == [pair_right(got, r["id"]) for r in rows]
+    return right
+
+
+def test_the_committed_run_agrees_pair_by_pair_with_an_independent_computation(nevir_copy):
+    rows = nevir_copy[:SUBSET_PAIRS]
+    right = assert_run_agrees(RUN, rows, independent_cosines(rows))
     assert 0 < sum(right) < len(rows)  # the subset holds both outcomes: the comparison can fail
+
+
+def test_the_committed_mpnet_reproduction_where_its_weights_are_given(nevir_copy):
+    """``NEGPLUGINS_MPNET=<all-mpnet-base-v2 folder>``: its committed run against sentence-transformers on real pairs.
+
+    The weights are not a dependency (about 440 MB; leaderboards/reproduction.md says how to get them), so
+    without the variable this test is skipped, in CI too; the run's sidecar is checked either way.
+    """
+    import os
+
+    run = RUN.with_name("pairs-bi-encoder-all-mpnet-base-v2.trec.gz")
+    meta = read_metadata(run)
+    assert meta["model"]["sha256"] == MPNET_SHA256 and meta["reproduces"] == "all-mpnet-base-v2"
+    assert meta["data_origin"] == [nevir.DERIVED_TEST.to_dict()]
+    folder = os.environ.get("NEGPLUGINS_MPNET")
+    if not folder:
+        pytest.skip("NEGPLUGINS_MPNET names no all-mpnet-base-v2 folder")
+    rows = nevir_copy[:20]
+    assert_run_agrees(run, rows, independent_cosines(rows, folder))
 
 
 def test_evaluate_gives_the_full_number_and_names_the_copy(nevir_copy, capsys):

@@ -9,16 +9,18 @@ with the json module, not with the suite.
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import ir_datasets
 import pytest
-from conftest import SHARED_DATA
 
 import ir_datasets_ext  # noqa: F401
 from ir_datasets_ext.datasets import excluir, nevir
 from ir_datasets_ext.download import DownloadError
 
 pytestmark = pytest.mark.realdata
+
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"  # as tests/conftest.py
 
 NEVIR_COPY = SHARED_DATA / "nevir" / "derived" / "NevIR_test_final.json"
 EXCLUIR_COPY = SHARED_DATA / "excluir" / "derived" / "ExcluIR_test_manual_final.json"
