@@ -101,18 +101,20 @@ def _cmd_evaluate(args) -> int:
 
         check_options(args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or ())
     if len(args.run) == 1 and args.baseline is None:
-        result = evaluate(args.dataset, args.run[0], measures=args.measures, per_query=args.per_query)
+        result = evaluate(args.dataset, args.run[0], measures=args.measures, per_query=args.per_query,
+                          ties=args.ties)
     else:
         result = evaluate_runs(args.dataset, args.run, measures=args.measures, per_query=args.per_query,
                                baseline=args.baseline if args.baseline is not None else 0,
-                               permutations=args.permutations, progress=True)
+                               permutations=args.permutations, progress=True, ties=args.ties)
     diagnostics = None
     if args.by_doc_field or args.without_docs:
         from .evaluation.diagnostics import diagnose
 
         labels = [ev.label for ev in getattr(result, "evaluations", [result])]
         diagnostics = diagnose(args.dataset, args.run, field=args.by_doc_field, k=args.by_doc_field_k or 10,
-                               without=args.without_docs or (), measures=args.measures, names=labels, validate=False)
+                               without=args.without_docs or (), measures=args.measures, names=labels, validate=False,
+                               ties=args.ties)
     text = render(result, fmt, per_query=args.per_query, diagnostics=diagnostics)
     if args.output:
         from .io.outputs import write_file_output
@@ -123,6 +125,10 @@ def _cmd_evaluate(args) -> int:
             print(f"{args.output} already holds this report; left unchanged")
     else:
         print(text)
+    if fmt == "csv":  # the other formats state it themselves
+        from .evaluation.reports import ties_line
+
+        print(f"{_PROG}: note: {ties_line(result)}", file=sys.stderr)
     if fmt != "table":
         for note in result.notes:
             print(f"{_PROG}: note: {note}", file=sys.stderr)
@@ -159,6 +165,7 @@ def _cmd_demo(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .benchmarks_doc import evaluate_description  # reads the benchmark specs, registered with the datasets
+    from .measures.ranking import STOCK, TIE_HANDLING
 
     parser = _Parser(
         prog=_PROG, description="Negation, exclusion and Boolean-logic retrieval benchmarks for Pyserini, "
@@ -217,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=("table", "json", "csv", "latex"), default="table",
                    help="output format (default: table)")
     p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--ties", choices=tuple(TIE_HANDLING), default=STOCK,
+                   help="how standard measures order tied documents: 'stock' (default), exactly as stock ir_measures "
+                        "(RR@k: doc id ascending; pytrec_eval's nDCG, AP, P, R, Success: single-precision scores, doc "
+                        "id descending), or 'one-ranking', every measure in the suite's one ranking (full-precision "
+                        "scores, doc id descending); the suite's own measures always use the one ranking; the output "
+                        "says which was used (docs/measures.md, 'Ties')")
     p.add_argument("--output", "-o", help="write to this file instead of standard output (never one of the runs); "
                                           "an existing file is replaced only with --force, unless it already holds "
                                           "exactly this report")

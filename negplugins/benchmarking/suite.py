@@ -34,8 +34,9 @@ standard error, one line per benchmark and step.
 **Re-runs.** A run is reused when its sidecar still matches it (SHA-256) and records the same dataset,
 runner, model fingerprint and parameters (depth; reranker kind and first stage) and the same data origin
 (a run made on a derived copy is made again once the release is there, and the reverse); its results when they
-record the run's SHA-256, the same qrels (SHA-256), the same measures and the same data origin. A re-run over finished results
-thus only renders the report again, byte for byte the same.
+record the run's SHA-256, the same qrels (SHA-256), the same measures, the same data origin and the stock tie
+handling (``"ties": "stock"``, :mod:`negplugins.measures.ranking`; results written before it was recorded are
+scored again). A re-run over finished results thus only renders the report again, byte for byte the same.
 
 **Nothing a user owns is lost.** Runs are written through :func:`negplugins.io.outputs.check_run_output`'s
 rule. The other files are replaced only when they are absent, or hold what this command wrote there last
@@ -60,6 +61,7 @@ from ..io.files import atomic_writer
 from ..io.jsonfile import read_json
 from ..io.outputs import check_replaceable_file, check_run_output
 from ..io.sidecars import file_sha256, metadata_path, package_versions, read_metadata
+from ..measures.ranking import STOCK
 from ..options import MAX_BATCH_SIZE, check_int
 
 __all__ = ["RESULTS_FILE", "SUMMARY_FILE", "REPORT_FILES", "BenchmarkOutcome", "BenchmarkResult", "run_benchmark",
@@ -334,9 +336,9 @@ def _reusable_results(path: Path, run: Path, qrels_sha: str, measures: list[str]
     evaluation = record.get("evaluation")
     if record.get("run") != run.name or record.get("run_sha256") != file_sha256(run) \
             or record.get("qrels_sha256") != qrels_sha or not isinstance(evaluation, dict) \
-            or evaluation.get("measures") != measures \
+            or evaluation.get("measures") != measures or evaluation.get("ties") != STOCK \
             or evaluation.get("data_origin", []) != origins:
-        return None
+        return None  # a record without "ties" was scored before standard measures were stock: score again
     return record
 
 

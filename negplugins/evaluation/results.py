@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..measures.ranking import STOCK
+
 __all__ = ["Evaluation", "Comparison", "clean_float"]
 
 
@@ -35,6 +37,8 @@ class Evaluation:
     them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
     ``data_origin`` lists the derived copies the dataset was read from instead of its release
     (:func:`negplugins.datasets.data_origins`; empty: the release), each also named in ``notes``.
+    ``ties`` is the tie handling the values were computed with (``"stock"`` or ``"one-ranking"``, see
+    :mod:`negplugins.measures.ranking`).
     """
 
     dataset: str
@@ -52,6 +56,7 @@ class Evaluation:
     negation_field: str | None = None
     negation: dict[str, dict] = field(default_factory=dict)
     data_origin: list[dict] = field(default_factory=list)
+    ties: str = STOCK
 
     @property
     def label(self) -> str:
@@ -60,7 +65,7 @@ class Evaluation:
     def to_dict(self, per_query: bool = True) -> dict:
         record = {
             "dataset": self.dataset, "run": self.run, "name": self.label, "measures": self.measures,
-            "queries": self.queries, "overall": {m: clean_float(v) for m, v in self.overall.items()},
+            "ties": self.ties, "queries": self.queries, "overall": {m: clean_float(v) for m, v in self.overall.items()},
             "counts": dict(self.counts), "breakdown_field": self.breakdown_field,
             "subsets": {name: {k: (v if k == "queries" else clean_float(v)) for k, v in values.items()}
                         for name, values in self.subsets.items()},
@@ -98,6 +103,7 @@ class Comparison:
     tests: list[dict | None]
     notes: list[str] = field(default_factory=list)
     permutations: int = 0
+    ties: str = STOCK
 
     @property
     def data_origin(self) -> list[dict]:
@@ -107,7 +113,8 @@ class Comparison:
     def to_dict(self, per_query: bool = True) -> dict:
         origin = {"data_origin": [dict(o) for o in self.data_origin]} if self.data_origin else {}
         return {
-            "dataset": self.dataset, **origin, "measures": self.measures, "baseline": self.evaluations[self.baseline].label,
+            "dataset": self.dataset, **origin, "measures": self.measures, "ties": self.ties,
+            "baseline": self.evaluations[self.baseline].label,
             "significance": {
                 "tests": "two-sided paired t-test (scipy.stats.ttest_rel) and paired randomization test "
                          f"(sign flips, {self.permutations} permutations or exact, fixed seed)",

@@ -27,8 +27,8 @@ Pyserini's ``SpladeQueryEncoder``) are encoded the same way and searched with Py
 document weight (integers, so exact). ``LuceneImpactSearcher`` keeps only the query terms whose
 ``log(N / df)`` exceeds ``min_idf``; the suite uses ``min_idf = -1``, which keeps every term of the index,
 so the score is SPLADE's full dot product (Pyserini's default, 0, would drop the terms of every document).
-Hits are written as Anserini returns them (equal scores by document id ascending, as the BM25 runner; every
-measure then scores the suite's one ranking), queries in Pyserini's topic order.
+Hits are written as Anserini returns them (equal scores by document id ascending, as the BM25 runner; the suite's
+measures score its one ranking, standard measures their stock providers' order), queries in Pyserini's topic order.
 
 Stock Pyserini searches the index the suite builds and writes the same bytes (a test compares them)::
 
