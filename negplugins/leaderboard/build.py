@@ -573,7 +573,7 @@ def _add_paper(record: dict) -> None:
                 "measure": r["measure"], "paper_measure": r["paper_measure"], "subset": r["subset"],
                 "paper": r["value"], "value": value,
                 "gap": None if value is None or r["value"] is None else _round(value - r["value"]),
-                "source": r["source"]})
+                "source": r["source"], **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
     record["reproductions"] = reproductions
 
 

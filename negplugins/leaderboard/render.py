@@ -322,7 +322,7 @@ def _md_reproductions(record) -> list[str]:
     for r in rows:
         authors = " (authors’ pipeline)" if r["authors_pipeline"] else ""
         lines.append(f"| {_md(r['run'])} | {_md(r['system'])}{authors} | {_md(r['measure'])} | "
-                     f"{_md(r['subset'] or 'all')} | {_paper_num(r['paper'])} | {_num(r['value'])} | "
+                     f"{_md(r['subset'] or 'all')} | {_paper_num(r['paper'])} | {_num(r['value'])}{_on_copy(r)} | "
                      f"{_gap(r['gap'])} | {_md(r['source'])} |")
     return lines
 
@@ -693,7 +693,7 @@ def _html_reproductions(record) -> list[str]:
         out.append(f"<tr><td><code>{_e(r['run'])}</code></td><td>{_e(r['system'])}"
                    f"{' (authors’ pipeline)' if r['authors_pipeline'] else ''}</td><td>{_e(r['measure'])}</td>"
                    f"<td>{_e(r['subset'] or 'all')}</td><td class=\"num paper\">{_paper_num(r['paper'])}</td>"
-                   f"<td class=\"num\">{_num(r['value'])}</td><td class=\"num gap\">{_gap(r['gap'])}</td>"
+                   f"<td class=\"num\">{_num(r['value'])}{_e(_on_copy(r))}</td><td class=\"num gap\">{_gap(r['gap'])}</td>"
                    f"<td>{_e(r['source'])}</td></tr>")
     out.append("</tbody>\n</table>")
     return out

@@ -98,6 +98,7 @@ def test_leaderboards_show_the_copy_beside_the_reproduced_row(copy_only, tmp_pat
     page = (out / "nevir-test.md").read_text()
     shown = f"derived copy nevir/derived/NevIR&#95;test&#95;final.json (sha256 {copy_only.sha256}; from "  # escaped
     assert f"> Note: data: {shown}" in page and f"  - data: {shown}" in page
+    assert "| pairs | all-mpnet-base-v2 | PairedAcc | all | 0.081 | 0.6667 on a derived copy | +0.5857 |" in page
     assert copy_only.sha256 in (out / "nevir-test.html").read_text()
     reproduction = (out / "reproduction.md").read_text()
     row = next(r for r in reproduction.splitlines() if r.startswith("| [nevir/test]") and "| all-mpnet-base-v2 |" in r)
