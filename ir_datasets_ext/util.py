@@ -162,11 +162,14 @@ class StoredDocs(BaseDocs):
     def docs_source_size(self) -> int | None:
         """Bytes of the file the documents are read from, or ``None`` when not known without reading it.
 
-        The default knows a ``_streamer`` that is a :class:`~ir_datasets_ext.download.VerifiedDownload` (one
-        file, verified, then measured); subclasses with other sources override it.
+        The default knows a ``_streamer`` that is a :class:`~ir_datasets_ext.download.VerifiedDownload` or a
+        :class:`~ir_datasets_ext.derived.ReleaseOrDerived` (one file, verified, then measured); subclasses with
+        other sources override it.
         """
+        from .derived import ReleaseOrDerived
+
         streamer = getattr(self, "_streamer", None)
-        if isinstance(streamer, VerifiedDownload):
+        if isinstance(streamer, (VerifiedDownload, ReleaseOrDerived)):
             return streamer.path().stat().st_size
         return None
 

@@ -47,7 +47,7 @@ from .errors import UnknownDatasetError  # noqa: E402
 __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
            "ordered_subsets", "query_groups", "negation_field", "negation_groups", "NEGATION", "NO_NEGATION",
            "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset", "normalise_text", "document_fields",
-           "document_text", "iter_docs_for_indexing"]
+           "document_text", "iter_docs_for_indexing", "data_origins", "data_origin_notes"]
 
 def load(dataset_id: str):
     """Return the registered dataset ``dataset_id``.
@@ -70,6 +70,25 @@ def load(dataset_id: str):
     else:
         hint = "the suite's datasets: " + ", ".join(n for n in ours if n.count("/") <= 1)
     raise UnknownDatasetError(f"unknown dataset {dataset_id!r}; {hint}")
+
+
+def data_origins(dataset) -> list[dict]:
+    """The derived copies a loaded dataset reads in place of its release files, as records (empty: none).
+
+    One record per copy (:meth:`ir_datasets_ext.derived.DataOrigin.to_dict`: ``kind`` ``"derived copy"``,
+    ``file``, ``sha256``, ``size``, ``source``, ...), from the dataset's ``data_origins()``
+    (:class:`ir_datasets_ext.derived.DataOrigins`); a dataset outside the suite has none. Run sidecars,
+    evaluations, report cards and leaderboards all carry these records, so a number computed on a copy says so.
+    """
+    origins = getattr(dataset, "data_origins", None)
+    return [origin.to_dict() for origin in origins()] if callable(origins) else []
+
+
+def data_origin_notes(records) -> list[str]:
+    """One line per :func:`data_origins` record, as evaluations and reports print it."""
+    from ir_datasets_ext.derived import DataOrigin
+
+    return [f"data: {DataOrigin.from_dict(record).describe()}" for record in records]
 
 
 def normalise_text(text: str) -> str:

@@ -189,6 +189,12 @@ def _done(summary):
     return [e for e in summary["benchmarks"] if e["status"] == "done"]
 
 
+def _origin_mark(entry, escape) -> str:
+    """`` (derived copy, see Notes)`` after a dataset read from a derived copy (its note names file, SHA-256, source)."""
+    kinds = list(dict.fromkeys(str(o.get("kind", "")) for o in entry.get("data_origin") or ()))
+    return " " + escape(f"({', '.join(kinds)}, see Notes)") if kinds else ""
+
+
 def _other_measures(entry) -> list[str]:
     return [m for m in entry["measures"] if m != entry["primary"]]
 
@@ -237,7 +243,8 @@ def report_markdown(summary: dict) -> str:
         primary = entry["primary"]
         others = " · ".join(f"{_md(_paper_name(spec, m))}{_arrow(m)} {_num(entry['overall'].get(m))}"
                             for m in _other_measures(entry))
-        lines.append(f"| **{_md(entry['title'])}** | {_md_code(entry['dataset'])} | **{_md(model.get('name'))}** "
+        lines.append(f"| **{_md(entry['title'])}** | {_md_code(entry['dataset'])}{_origin_mark(entry, _md)} | "
+                     f"**{_md(model.get('name'))}** "
                      f"({_md(_depth_text(entry))}) | {_md(_paper_name(spec, primary))}{_arrow(primary)} | "
                      f"**{_num(entry['overall'].get(primary))}** | {others or '–'} |")
         reported = _reported(spec, entry["dataset"])
@@ -495,7 +502,8 @@ def _html_table(summary) -> str:
         primary = entry["primary"]
         others = " · ".join(f"{_e(_paper_name(spec, m) + _arrow(m))} {_num(entry['overall'].get(m))}"
                             for m in _other_measures(entry))
-        rows.append(f"<tr class=\"model\"><td>{_e(entry['title'])}</td><td><code>{_e(entry['dataset'])}</code></td>"
+        rows.append(f"<tr class=\"model\"><td>{_e(entry['title'])}</td><td><code>{_e(entry['dataset'])}</code>"
+                    f"{_origin_mark(entry, _e)}</td>"
                     f"<td>{_e(model.get('name'))} <span class=\"label\">this model, {_e(_depth_text(entry))}</span>"
                     f"</td><td>{_e(_paper_name(spec, primary) + _arrow(primary))}</td>"
                     f"<td class=\"num value\">{_num(entry['overall'].get(primary))}</td><td>{others or '–'}</td></tr>")

@@ -32,10 +32,11 @@ unreadable or malformed file) is skipped and listed with the reason; nothing els
 standard error, one line per benchmark and step.
 
 **Re-runs.** A run is reused when its sidecar still matches it (SHA-256) and records the same dataset,
-runner, model fingerprint and parameters (depth; reranker kind and first stage); its results when they
-record the run's SHA-256, the same qrels (SHA-256), the same measures and the stock tie handling (``"ties":
-"stock"``, :mod:`negplugins.measures.ranking`; results written before it was recorded are scored again). A re-run
-over finished results thus only renders the report again, byte for byte the same.
+runner, model fingerprint and parameters (depth; reranker kind and first stage) and the same data origin
+(a run made on a derived copy is made again once the release is there, and the reverse); its results when they
+record the run's SHA-256, the same qrels (SHA-256), the same measures, the same data origin and the stock tie
+handling (``"ties": "stock"``, :mod:`negplugins.measures.ranking`; results written before it was recorded are
+scored again). A re-run over finished results thus only renders the report again, byte for byte the same.
 
 **Nothing a user owns is lost.** Runs are written through :func:`negplugins.io.outputs.check_run_output`'s
 rule. The other files are replaced only when they are absent, or hold what this command wrote there last
@@ -315,6 +316,8 @@ def _reusable_run(path: Path, expected: dict) -> dict | None:
         return None
     if any(_field(meta, key) != value for key, value in expected.items()):
         return None
+    if meta.get("data_origin", []) != datasets.data_origins(datasets.load(meta["dataset"])):
+        return None  # made on other files (a derived copy, the release): made again
     return meta
 
 
@@ -326,14 +329,15 @@ def _qrels_sha256(qrels: dict) -> str:
     return digest.hexdigest()
 
 
-def _reusable_results(path: Path, run: Path, qrels_sha: str, measures: list[str]) -> dict | None:
+def _reusable_results(path: Path, run: Path, qrels_sha: str, measures: list[str], origins: list[dict]) -> dict | None:
     record = _our_json(path, RESULTS_FORMAT, MAX_RESULTS_BYTES)
     if record is None or record.get("version") != FORMAT_VERSION:
         return None
     evaluation = record.get("evaluation")
     if record.get("run") != run.name or record.get("run_sha256") != file_sha256(run) \
             or record.get("qrels_sha256") != qrels_sha or not isinstance(evaluation, dict) \
-            or evaluation.get("measures") != measures or evaluation.get("ties") != STOCK:
+            or evaluation.get("measures") != measures or evaluation.get("ties") != STOCK \
+            or evaluation.get("data_origin", []) != origins:
         return None  # a record without "ties" was scored before standard measures were stock: score again
     return record
 
@@ -476,7 +480,7 @@ def _evaluate(spec, dataset_id, run: Path, qrels, results: Path, ledger: _Ledger
     measures, _ = spec.default_measures(dataset_id, qrels)
     qrels_sha = _qrels_sha256(qrels)
     start = time.perf_counter()
-    record = _reusable_results(results, run, qrels_sha, measures)
+    record = _reusable_results(results, run, qrels_sha, measures, datasets.data_origins(datasets.load(dataset_id)))
     if record is not None:
         _timed(outcome, "evaluation", "reused", start)
         say(f"evaluation: reused {results}")
@@ -534,6 +538,8 @@ def _entry(outcome: BenchmarkOutcome, output: Path) -> dict:
         "overall": ev["overall"], "counts": ev["counts"], "breakdown_field": ev["breakdown_field"],
         "subsets": ev["subsets"], "notes": ev["notes"],
     })
+    if ev.get("data_origin"):
+        entry["data_origin"] = ev["data_origin"]
     if "negation_split" in ev:
         entry["negation_split"] = ev["negation_split"]
     return entry

@@ -139,7 +139,8 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
             if not math.isnan(value):
                 per_query[str(metric.measure)][metric.query_id] = value
     overall, counts = _aggregate(parsed, per_query, qrels.keys())
-    notes = list(notes)
+    origins = datasets.data_origins(dataset)
+    notes = _with_origin_notes(origins, notes)
     for name in names:
         if counts[name] == 0:
             notes.append(f"{name}: no query is eligible on {dataset_id} (no explicit negative or complete pair "
@@ -164,7 +165,13 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                       per_query=per_query if keep_per_query else None, counts=counts, notes=notes,
                       query_groups={q: groups[q] for q in qrels if q in groups},
                       negation_field=datasets.negation_field(dataset) if negation else None, negation=negation,
-                      ties=ties)
+                      ties=ties, data_origin=origins)
+
+
+def _with_origin_notes(origins, notes) -> list[str]:
+    """``notes`` after one line per derived copy the data was read from (each once)."""
+    lines = datasets.data_origin_notes(origins)
+    return [*lines, *(note for note in notes if note not in lines)]
 
 
 def score_run(dataset_id: str, dataset, qrels, run, label: str, measures, notes=(), *,
@@ -335,6 +342,7 @@ def compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index
     if not per_query:
         for evaluation in evaluations:
             evaluation.per_query = None
+    notes = _with_origin_notes(evaluations[0].data_origin if evaluations else [], notes)
     return Comparison(dataset=dataset_id, measures=measure_names, evaluations=evaluations, baseline=base_index,
                       tests=tests, notes=notes, permutations=permutations, ties=ties)
 

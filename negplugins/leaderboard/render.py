@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from ir_datasets_ext.benchmark import benchmarks
+from ir_datasets_ext.derived import DERIVED
 
 from ..evaluation.reports import best_marks
 from ..evaluation.significance import ALPHA
@@ -269,6 +270,8 @@ def _provenance(run) -> list[tuple[str, str]]:
         items.append(("index", run["index"]))
     if run.get("model_sha256"):
         items.append(("model weights SHA-256", run["model_sha256"]))
+    if run.get("data_origin"):
+        items.append(("data", "; ".join(run["data_origin"])))
     versions = dict(run.get("versions") or {})
     versions.pop(COMMIT_KEY, None)
     suite = versions.pop("negplugins", None)
@@ -319,7 +322,7 @@ def _md_reproductions(record) -> list[str]:
     for r in rows:
         authors = " (authors’ pipeline)" if r["authors_pipeline"] else ""
         lines.append(f"| {_md(r['run'])} | {_md(r['system'])}{authors} | {_md(r['measure'])} | "
-                     f"{_md(r['subset'] or 'all')} | {_paper_num(r['paper'])} | {_num(r['value'])} | "
+                     f"{_md(r['subset'] or 'all')} | {_paper_num(r['paper'])} | {_num(r['value'])}{_on_copy(r)} | "
                      f"{_gap(r['gap'])} | {_md(r['source'])} |")
     return lines
 
@@ -690,7 +693,7 @@ def _html_reproductions(record) -> list[str]:
         out.append(f"<tr><td><code>{_e(r['run'])}</code></td><td>{_e(r['system'])}"
                    f"{' (authors’ pipeline)' if r['authors_pipeline'] else ''}</td><td>{_e(r['measure'])}</td>"
                    f"<td>{_e(r['subset'] or 'all')}</td><td class=\"num paper\">{_paper_num(r['paper'])}</td>"
-                   f"<td class=\"num\">{_num(r['value'])}</td><td class=\"num gap\">{_gap(r['gap'])}</td>"
+                   f"<td class=\"num\">{_num(r['value'])}{_e(_on_copy(r))}</td><td class=\"num gap\">{_gap(r['gap'])}</td>"
                    f"<td>{_e(r['source'])}</td></tr>")
     out.append("</tbody>\n</table>")
     return out
@@ -900,14 +903,16 @@ def reproduction_record(records) -> dict:
                     value = values.get(r["measure"])
                     gap = None if value is None or r["value"] is None else round(value - r["value"], 6) + 0.0
                     row["authors" if run.get("authors_pipeline") else "suite"].append(
-                        {"run": run["name"], "system": run["system"], "value": value, "gap": gap})
+                        {"run": run["name"], "system": run["system"], "value": value, "gap": gap,
+                         **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
                 rows.append(row)
         other = [{"dataset": record["dataset"], "slug": record["slug"], "run": run["name"], "system": run["system"],
                   "measure": record["primary"], "value": run["overall"].get(record["primary"])}
                  for record in own for run in record["runs"] if not run.get("reproduces")]
+        data = [line for row in rows for entry in (*row["suite"], *row["authors"]) for line in entry.get("data_origin", ())]
         families.append({"family": spec.name, "title": spec.title,
                          "paper": (paper or {}).get("reference", spec.paper), "paper_url": (paper or {}).get("url", ""),
-                         "rows": rows,
+                         "rows": rows, **({"data_origin": list(dict.fromkeys(data))} if data else {}),
                          "notes": {k: spec.reproduction_notes[k] for k in sorted(spec.reproduction_notes)},
                          "other_runs": other})
     return {"benchmarks": families,
@@ -916,8 +921,13 @@ def reproduction_record(records) -> dict:
                            "the runs that follow the authors' own pipeline (authors_pipeline); gap = run minus paper."}
 
 
+def _on_copy(entry) -> str:
+    """`` on a derived copy`` after a reproduction made on one (the family's Data line names it)."""
+    return f" on a {DERIVED}" if entry.get("data_origin") else ""
+
+
 def _runs_cell_md(entries) -> str:
-    return "<br>".join(f"{_md(e['run'])} {_num(e['value'])} ({_gap(e['gap'])})" for e in entries) or "–"
+    return "<br>".join(f"{_md(e['run'])} {_num(e['value'])} ({_gap(e['gap'])}{_on_copy(e)})" for e in entries) or "–"
 
 
 def reproduction_markdown(records) -> str:
@@ -940,6 +950,9 @@ def reproduction_markdown(records) -> str:
                              f"{_runs_cell_md(row['suite'])} | {_runs_cell_md(row['authors'])} | "
                              f"{_md(_source_text(row))} |")
             lines.append("")
+        if family.get("data_origin"):
+            lines += [f"Data of the runs marked \"on a {DERIVED}\": " + "; ".join(
+                _md(line) for line in family["data_origin"]) + ".", ""]
         if family["notes"]:
             lines += ["Why the numbers differ:", ""]
             lines += [f"- **{_md(system)}**: {_md_prose(text)}" for system, text in family["notes"].items()]
@@ -957,7 +970,7 @@ def _runs_cell_html(entries) -> str:
         return "<td>–</td>"
     return "<td>" + "<br>".join(
         f"<code>{_e(e['run'])}</code> <span class=\"num\">{_num(e['value'])}</span> "
-        f"<span class=\"gap\">({_gap(e['gap'])})</span>" for e in entries) + "</td>"
+        f"<span class=\"gap\">({_gap(e['gap'])}{_e(_on_copy(e))})</span>" for e in entries) + "</td>"
 
 
 def reproduction_html(records) -> str:
@@ -986,6 +999,9 @@ def reproduction_html(records) -> str:
                         f"<th class=\"num\">Paper ({REPORTED_LABEL})</th><th>This suite (gap)</th>"
                         "<th>Authors' pipeline (gap)</th><th>Source</th></tr></thead>\n<tbody>\n"
                         + "\n".join(rows) + "\n</tbody>\n</table>")
+        if family.get("data_origin"):
+            body.append(f"<p class=\"note data-origin\">Data of the runs marked \u201con a {DERIVED}\u201d: "
+                        + "; ".join(_e(line) for line in family["data_origin"]) + ".</p>")
         if family["notes"]:
             body.append("<h3>Why the numbers differ</h3>\n"
                         f"<dl class=\"explanations\" id=\"explanations-{_e(family['family'])}\">"
