@@ -40,6 +40,8 @@ def _cmd_benchmark(args) -> int:
         print(f"{outcome.dataset:<{width}}  {primary} {shown}  ({outcome.run})")
     print(f"report: {result.output / REPORT_FILES[1]} and {result.output / REPORT_FILES[0]}; "
           f"summary: {result.output / 'summary.json'}")
+    if result.mteb:
+        print(f"MTEB results: {result.mteb[-1].parent}")
     return 0
 
 

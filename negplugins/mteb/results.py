@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -110,7 +111,9 @@ def _model_meta(model: dict, name: str, revision: str) -> dict:
     meta = ModelMeta.create_empty(overwrites=dict(name=name, revision=revision, n_parameters=model.get("parameters"),
                                                   framework=["PyTorch"], modalities=["text"], reference=reference))
     record = json.loads(json.dumps(meta.to_dict(), default=str))  # as mteb's ResultCache.save_to_cache writes it
-    ModelMeta.model_validate_json_resolved(json.dumps(record))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # mteb's own to_dict writes its deprecated is_cross_encoder
+        ModelMeta.model_validate_json_resolved(json.dumps(record))  # as mteb's ResultCache reads it
     return record
 
 
