@@ -107,3 +107,19 @@ def test_mteb_s_placeholder_revision_is_the_one_mteb_uses():
     from mteb.models import ModelMeta
 
     assert ModelMeta.create_empty().revision == naming.NO_REVISION
+
+
+def test_the_docs_table_says_what_the_specs_give():
+    """docs/mteb.md lists every task with its split, main score and licence, as derived here."""
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mteb.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(" `"): line for line in docs.splitlines() if line.startswith("| `")}
+    for spec in datasets.benchmarks():
+        row = rows[naming.task_name(spec)]
+        cells = [cell.strip() for cell in row.split("|")[1:-1]]
+        assert cells[2] == ", ".join(f"`{d}`" for d in spec.benchmark_datasets())
+        assert cells[3].split(" ")[0] == naming.split_and_subset(spec, spec.benchmark_datasets()[0])[0]
+        assert cells[4] == f"`{naming.main_score(spec)}`" and cells[6] == naming.license_of(spec)
+        revision = naming.dataset_revision(spec)
+        assert cells[5].startswith("none") if revision == naming.NO_REVISION else cells[5].startswith(f"`{revision[:7]}")
