@@ -91,11 +91,11 @@ class BenchmarkTask(AbsTaskRetrieval):
         task_scores = dict(super().task_specific_scores(scores, qrels, results, hf_split, hf_subset))
         dataset_id, dataset = self._loaded[(hf_split, hf_subset)]
         taken = _mteb_score_keys(self.k_values) | set(task_scores)
-        spec = datasets.benchmark_of(self.benchmark)
-        for name, value in _suite_scores(spec, dataset_id, dataset, qrels, results).items():
-            key = naming.score_key(name)
-            if key not in taken and not math.isnan(value):
-                task_scores[key] = value
+        names, _ = datasets.benchmark_of(self.benchmark).default_measures(dataset_id, qrels)
+        wanted = {naming.score_key(name): name for name in names if naming.score_key(name) not in taken}
+        if wanted:
+            values = _suite_scores(dataset_id, dataset, qrels, results, list(wanted.values()))
+            task_scores.update({key: values[name] for key, name in wanted.items() if not math.isnan(values[name])})
         return task_scores
 
 
@@ -104,14 +104,12 @@ def _mteb_score_keys(k_values) -> set[str]:
     return {f"{name}_at_{k}" for name in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate") for k in k_values}
 
 
-def _suite_scores(spec, dataset_id, dataset, qrels, results) -> dict[str, float]:
-    """The benchmark's measures on MTEB's retrieved lists, by the suite's evaluation (overall values)."""
-    from ..evaluation.scoring import resolve_measures, score_run
+def _suite_scores(dataset_id, dataset, qrels, results, measures) -> dict[str, float]:
+    """``measures`` on MTEB's retrieved lists, by the suite's evaluation (overall values)."""
+    from ..evaluation.scoring import parse_measures, score_run
 
-    parsed, notes = resolve_measures(dataset_id, qrels)
     run = {query_id: {doc_id: float(score) for doc_id, score in docs.items()} for query_id, docs in results.items()}
-    evaluation = score_run(dataset_id, dataset, qrels, run, "mteb", parsed, notes)
-    return evaluation.overall
+    return score_run(dataset_id, dataset, qrels, run, "mteb", parse_measures(measures)).overall
 
 
 def _table(rows, columns) -> Dataset:
