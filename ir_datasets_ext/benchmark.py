@@ -128,6 +128,12 @@ class Benchmark:
     protocol_datasets : tuple of str
         The registered ids ``negplugins benchmark`` runs the protocol on, the ones the paper reports on
         (BoolQuestions: both corpora); empty: the first id of :attr:`datasets`.
+    license : str
+        The data's licence as its source states it, a lowercase SPDX-style id (``"mit"``, ``"cc-by-sa-3.0"``);
+        empty when the source states none. MTEB's task metadata reads it (:mod:`negplugins.mteb`).
+    data_revision : str
+        The revision of :attr:`data_url` the loaders read (a commit, or the branch where no commit is pinned);
+        empty when the source has no revisions (a file on a web server or a drive).
     """
 
     name: str
@@ -154,6 +160,8 @@ class Benchmark:
     protocol: str = "retrieval"
     depth: int = 100
     protocol_datasets: tuple[str, ...] = ()
+    license: str = ""
+    data_revision: str = ""
 
     def __post_init__(self):
         if self.protocol not in PROTOCOLS:

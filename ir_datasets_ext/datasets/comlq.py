@@ -22,6 +22,9 @@ from .comlq_reported import REPORTED
 
 NAME = "comlq"
 
+#: The commit of github.com/xgl-git/ComLQR-main the release file is read from.
+REVISION = "93d321997cad1306d64f2587a3ffba832dda87a7"
+
 QREL_DEFS = {
     2: "Evidence passage that alone holds all the evidence needed to answer the query",
     1: "One of 2 or 3 passages over which the evidence for the query is split",
@@ -103,6 +106,8 @@ SPEC = register_benchmark(Benchmark(
     protocol="retrieval",
     depth=100,
     protocol_datasets=(NAME,),
+    license="",  # the repository states none (no LICENSE file, nothing in its README)
+    data_revision=REVISION,
 ))
 
 
@@ -117,7 +122,7 @@ DOC_ORIGINS = (
 _RELEASE = VerifiedDownload(
     benchmark=NAME,
     file="dataset.zip",
-    url="https://github.com/xgl-git/ComLQR-main/raw/93d321997cad1306d64f2587a3ffba832dda87a7/dataset.zip",
+    url=f"https://github.com/xgl-git/ComLQR-main/raw/{REVISION}/dataset.zip",
     md5="cefc6d391dc416546fdddb0f217c4c7c",
     sha256="b893a9f4bc71dcb0675b8a90915138dbdcf14634968b953f9cab433f8ff00dce",
     size=3380755,

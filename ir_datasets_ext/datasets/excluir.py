@@ -49,6 +49,7 @@ SPEC = register_benchmark(Benchmark(
     protocol="retrieval",
     depth=100,
     protocol_datasets=(f"{NAME}/test",),
+    license="",  # the repository states none
 ))
 
 

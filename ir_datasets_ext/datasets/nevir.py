@@ -82,6 +82,8 @@ SPEC = register_benchmark(Benchmark(
     protocol="pairs",
     depth=2,
     protocol_datasets=(f"{NAME}/test",),
+    license="mit",  # the repository's LICENSE and the dataset card
+    data_revision=REVISION,
 ))
 
 

@@ -40,6 +40,8 @@ def _cmd_benchmark(args) -> int:
         print(f"{outcome.dataset:<{width}}  {primary} {shown}  ({outcome.run})")
     print(f"report: {result.output / REPORT_FILES[1]} and {result.output / REPORT_FILES[0]}; "
           f"summary: {result.output / 'summary.json'}")
+    if result.mteb:
+        print(f"MTEB results: {result.mteb[-1].parent}")
     return 0
 
 
@@ -53,8 +55,9 @@ def add_commands(commands, runners) -> None:
                     "retrieval to the paper's depth (or BM25 then the model as a reranker, with --reranker), NevIR's "
                     "candidate pairs scored by the model. Evaluates with the papers' measures and writes, in the "
                     "output folder, each run with its sidecar and results, summary.json, and a report (report.md, "
-                    "report.html, figure.svg) setting the model beside the papers' systems. A re-run reuses the "
-                    "finished runs and results. Benchmarks without data are listed as skipped, with the reason.")
+                    "report.html, figure.svg) setting the model beside the papers' systems, and, for an embedding model, "
+                    "MTEB result files (mteb/results/, see docs/mteb.md). A re-run reuses the finished runs and "
+                    "results. Benchmarks without data are listed as skipped, with the reason.")
     p.add_argument("--model", required=True,
                    help="model folder or Hugging Face id in the local cache (all-MiniLM-L6-v2 or default: the packaged "
                         "one)")

@@ -26,6 +26,8 @@ Each run is evaluated with the benchmark's paper measures, overall and per subse
     <dataset slug>/<run>.trec.gz the run, with its sidecar <run>.meta.json
     <dataset slug>/bm25.trec.gz  the first stage of a reranked run (with its sidecar)
     <dataset slug>/results.json  the evaluation (Evaluation.to_dict, per query included)
+    mteb/results/<model>/<rev>/  MTEB's results layout, an embedding model's only: <Task>.json per benchmark and
+                                 model_meta.json (negplugins.mteb.results; not written without mteb installed)
 
 A dataset whose files cannot be had (a failed download, a file missing from ``IR_DATASETS_EXT_MIRROR``, an
 unreadable or malformed file) is skipped and listed with the reason; nothing else is. Progress goes to
@@ -114,6 +116,7 @@ class BenchmarkResult:
     summary: dict
     outcomes: list[BenchmarkOutcome]
     files: list[Path]
+    mteb: list[Path] = field(default_factory=list)  # the MTEB result files among ``files``
 
     @property
     def done(self) -> list[BenchmarkOutcome]:
@@ -590,6 +593,24 @@ def write_report(summary: dict, output: str | os.PathLike, force: bool = False) 
     return paths
 
 
+# -- MTEB result files ------------------------------------------------------------------------------
+
+def _write_mteb_results(summary: dict, output: Path, ledger: _Ledger, say) -> list[Path]:
+    """Write the MTEB result files of ``summary`` (:mod:`negplugins.mteb.results`); none without mteb."""
+    from ..mteb.results import MtebUnavailable, result_files
+
+    try:
+        files = result_files(summary, output, generator=GENERATOR)
+    except MtebUnavailable as why:
+        say(f"MTEB result files not written: {why}")
+        return []
+    for path, text in files:
+        ledger.write(path, text)
+    if files:
+        say(f"MTEB result files in {files[-1][0].parent}")
+    return [path for path, _ in files]
+
+
 # -- the whole ------------------------------------------------------------------------------------
 
 def _check_results_folder(output: Path, runs: Path, indexes: Path) -> None:
@@ -698,6 +719,12 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
             check_run_output(_contribution_paths(runs, dataset_id, run), inputs=[run, metadata_path(run)], force=force)
     for name in (SUMMARY_FILE, *REPORT_FILES):
         ledger.check(output / name)
+    if reranker is None:  # MTEB's results layout, for an embedding model (negplugins.mteb.results)
+        from ..mteb.results import planned_paths
+
+        for path in planned_paths(output, {"id": ref.id, "name": ref.name, "revision": ref.revision, **ref.extra},
+                                  specs):
+            ledger.check(path)
 
     say(f"{ref.name}: {len(specs)} benchmark(s), {len(plan)} dataset(s); results in {output}")
     loaded: list[_Model] = []
@@ -754,7 +781,8 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
     files = write_report(summary, output, force=force)
     for path in files:
         ledger.files[ledger.relative(path)] = file_sha256(path)
+    mteb_files = _write_mteb_results(summary, output, ledger, say)
     summary_on_disk = dict(summary, files=dict(sorted(ledger.files.items())))
     ledger.write(output / SUMMARY_FILE, _json_text(summary_on_disk))
     say(f"summary {output / SUMMARY_FILE}; report {output / REPORT_FILES[1]}")
-    return BenchmarkResult(output, summary_on_disk, outcomes, [output / SUMMARY_FILE, *files])
+    return BenchmarkResult(output, summary_on_disk, outcomes, [output / SUMMARY_FILE, *files, *mteb_files], mteb_files)

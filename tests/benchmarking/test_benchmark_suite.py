@@ -129,7 +129,8 @@ def test_summary_describes_the_model(bench, minilm):
                for e in summary["benchmarks"] if e["status"] == "done"]
     assert summary["date"] == max(created)
     assert set(summary["files"]) == {"report.md", "report.html", "figure.svg",
-                                     *(f"{e['results']}" for e in summary["benchmarks"] if e["status"] == "done")}
+                                     *(f"{e['results']}" for e in summary["benchmarks"] if e["status"] == "done"),
+                                     *(p.relative_to(bench["out"]).as_posix() for p in bench["first"].mteb)}
 
 
 def test_excluir_dense_run_matches_plain_sentence_transformers(bench, minilm):
@@ -193,6 +194,37 @@ def test_a_rerun_reuses_every_step_and_writes_the_same_bytes(bench):
     after = {p.relative_to(bench["out"]).as_posix(): p.read_bytes()
              for p in sorted(bench["out"].rglob("*")) if p.is_file()}
     assert after == bench["snapshot"]
+
+
+def test_mteb_reads_every_result_file_and_its_main_score_is_the_suite_s(bench):
+    """One MTEB result file per benchmark that ran (negplugins.mteb.results), read by MTEB's own loader."""
+    from mteb.results import TaskResult
+
+    result = bench["first"]
+    folder = bench["out"] / "mteb" / "results" / "sentence-transformers__all-MiniLM-L6-v2" / "no_revision_available"
+    assert sorted(p.name for p in result.mteb) == ["BoolQuestions.json", "DuReader-retrieval.json", "ExcluIR.json",
+                                                   "NegpluginsDemo.json", "NevIR.json", "model_meta.json"]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in result.mteb)
+    loaded = {r.task_name: r for r in (TaskResult.from_disk(p) for p in result.mteb if p.name != "model_meta.json")}
+    entries = {e["dataset"]: e for e in result.summary["benchmarks"] if e["status"] == "done"}
+
+    def main(task, split, subset="default"):
+        [entry] = [e for e in loaded[task].scores[split] if e["hf_subset"] == subset]
+        return entry["main_score"]
+
+    assert main("ExcluIR", "test") == entries["excluir/test"]["overall"]["R@1"]
+    assert main("DuReader-retrieval", "dev") == entries["dureader-retrieval/dev"]["overall"]["RR@10"]
+    assert main("BoolQuestions", "test", "msmarco") == entries["boolquestions/msmarco"]["overall"]["PosRR@10"]
+    assert main("BoolQuestions", "test", "nq") == entries["boolquestions/nq"]["overall"]["PosRR@10"]
+    assert main("NegpluginsDemo", "test") == entries["negplugins-demo"]["overall"]["nDCG@10"]
+    # NevIR as MTEB's own task: its name, split and paired_accuracy, at the revision the suite read
+    nevir = loaded["NevIR"]
+    [entry] = nevir.scores["test"]
+    assert entry["paired_accuracy"] == entry["main_score"] == entries["nevir/test"]["overall"]["PairedAcc"]
+    assert nevir.dataset_revision == "6263585072ce3b435ed09658613553fbf4e74184"
+    excluir = loaded["ExcluIR"].scores["test"][0]
+    assert excluir["right_rank_at_10"] == entries["excluir/test"]["overall"]["RightRank@10"]
+    assert bench["second"].mteb == result.mteb  # written once, reused (the byte comparison of the re-run test)
 
 
 def test_report_files(bench):
@@ -392,6 +424,7 @@ def test_bm25_then_a_cross_encoder(tiny_cross_encoder, mirror, tmp_path, monkeyp
 
     assert meta["first_stage"]["sha256"] == file_sha256(demo.first_stage)
     assert result.summary["model"]["used_as"] == "cross-encoder reranker"
+    assert result.mteb == [] and not (tmp_path / "out" / "mteb").exists()  # BM25 + a reranker: no model's result
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_cross_encoder))
     model = AutoModelForSequenceClassification.from_pretrained(str(tiny_cross_encoder)).eval()
     assert result.summary["model"]["parameters"] == sum(p.numel() for p in model.parameters())
@@ -437,6 +470,12 @@ def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirro
     assert list(evaluation["subsets"])[:3] == ["1p", "2p", "3p"] and len(evaluation["subsets"]) == 14
     assert any(note.startswith("LSNC@100 left out") for note in evaluation["notes"])
     assert not (tmp_path / "idx").exists()  # nothing was encoded
+    from mteb.results import TaskResult
+
+    [comlq_result, _] = result.mteb
+    comlq = TaskResult.from_disk(comlq_result)
+    assert (comlq.task_name, comlq.dataset_revision) == ("ComLQ", "93d321997cad1306d64f2587a3ffba832dda87a7")
+    assert comlq.get_score() == evaluation["overall"]["nDCG@10"]
     markdown = (out / "report.md").read_text()
     assert "| **ComLQ** | <code>comlq</code> | **all-MiniLM-L6-v2** (top 100) | nDCG@10 | **0.5855** |" in markdown
     assert "*BM25*: reported in the paper, BM25 in the paper" in markdown
