@@ -84,6 +84,9 @@ def _score_entry(spec, entry: dict, generator: str, mteb_version: str) -> tuple[
                   "system": entry["system"], "run": entry["run"], "results": entry["results"],
                   "queries": entry["queries"], "measures": keys, "data_source": spec.data_url or None,
                   "data_revision": spec.data_revision or None}
+    if entry.get("data_origin"):
+        # read from a derived copy, not the release the revision names: the copy's record travels with the number
+        provenance["data_origin"] = entry["data_origin"]
     scores = {"main_score": main, "hf_subset": subset, "languages": naming.language_codes(spec),
               "mteb_version": mteb_version, "negplugins": provenance}
     scores.update({key: _value(overall[name]) for key, name in keys.items()})

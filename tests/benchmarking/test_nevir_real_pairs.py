@@ -155,3 +155,9 @@ def test_the_report_card_gives_the_number_on_the_real_pairs(nevir_copy, tmp_path
     assert "| **0.0709** |" in report and "(derived copy, see Notes)" in report
     assert f"data: derived copy nevir/derived/NevIR\\_test\\_final.json (sha256 {nevir.DERIVED_TEST.sha256}" in report
     assert "| NevIR | <code>nevir/test</code> | PairedAcc (paired accuracy) | 0.0709 | 22 systems reported" in report
+    # the MTEB result file beside the report carries the same number and says which bytes it was computed on
+    (mteb_file,) = (tmp_path / "card" / "mteb").rglob("NevIR.json")
+    (entry,) = json.loads(mteb_file.read_text())["scores"]["test"]
+    assert entry["main_score"] == pytest.approx(MINILM_PAIRS_RIGHT / 1383, abs=1e-12)
+    (origin,) = entry["negplugins"]["data_origin"]
+    assert origin["sha256"] == nevir.DERIVED_TEST.sha256 and origin["kind"] == "derived copy"
