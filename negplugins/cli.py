@@ -32,9 +32,11 @@ from .options import (
     MAX_HITS,
     MAX_PERMUTATIONS,
     MAX_THREADS,
+    add_measures_option,
     add_progress_options,
     bounded_int,
     finite_float,
+    regroup_measures,
 )
 
 __all__ = ["main", "build_parser"]
@@ -210,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=evaluate_description())  # each benchmark's default measures, from its spec
     p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
     p.add_argument("run", nargs="+", help="TREC run file(s) (6 columns; .gz accepted)")
-    p.add_argument("--measures", "-m", nargs="+", help="ir_measures names (default: the dataset's paper measures)")
+    add_measures_option(p)
     p.add_argument("--baseline", "-b", help="run (path or file name) the others are tested against "
                                             "(default: the first)")
     p.add_argument("--per-query", action="store_true", help="also output per-query values")
@@ -264,7 +266,16 @@ _VERBOSE_HELP = "show progress logs of ir_datasets and Anserini, and the traceba
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line, ``negplugins: error: <command>: <message>``."""
+    """An ArgumentParser whose usage errors are one line, ``negplugins: error: <command>: <message>``.
+
+    A command with ``--measures`` gets the option's values regrouped first (:func:`~negplugins.options.regroup_measures`),
+    so that ``-m`` before the positionals does not take them.
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None:
+            args = regroup_measures(self, list(args))
+        return super().parse_known_args(args, namespace)
 
     def error(self, message):
         command = self.prog[len(_PROG):].strip()

@@ -27,6 +27,7 @@ from ir_datasets_ext.benchmark import GENERIC_MEASURES
 from .. import datasets
 from ..errors import UserError
 from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier releases had it here)
+from ..measures.parsing import parse_measures  # the one parser of measure names (re-exported here)
 from ..options import MAX_PERMUTATIONS, check_int
 from .results import Comparison, Evaluation
 
@@ -50,18 +51,6 @@ def default_measures(dataset_id: str, qrels: dict | None = None) -> tuple[list[s
     if spec is None:
         return list(DEFAULT_MEASURES), []
     return spec.default_measures(dataset_id, qrels)
-
-
-def parse_measures(names) -> list:
-    """Parse measure names (a list, or one space-separated string) with ir_measures."""
-    from ..measures import parse_measures as _parse
-
-    if isinstance(names, str):
-        names = names.split()
-    try:
-        return _parse(list(names))
-    except (ValueError, NameError, SyntaxError, TypeError, KeyError) as error:
-        raise UserError(str(error).strip("'\"")) from None
 
 
 def _aggregate(measures, per_query: dict[str, dict[str, float]], query_ids) -> tuple[dict[str, float], dict[str, int]]:
