@@ -13,10 +13,9 @@ from typing import NamedTuple
 import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
-from ir_datasets.util import ZipExtract
 
 from ..benchmark import Benchmark, register_benchmark
-from ..download import VerifiedDownload
+from ..download import VerifiedDownload, ZipMember
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 from .comlq_reported import REPORTED
 
@@ -250,9 +249,9 @@ class ComLQQueries(BaseQueries):
 
 def _init():
     documentation = Documentation(f"docs/{NAME}.yaml")
-    qrels = ComLQQrels(ZipExtract(_RELEASE, "dataset/qrels/test.tsv"))
-    queries = ComLQQueries(ZipExtract(_RELEASE, "dataset/queries.jsonl"), qrels)
-    docs = ComLQDocs(ZipExtract(_RELEASE, "dataset/corpus.jsonl"))
+    qrels = ComLQQrels(ZipMember(_RELEASE, "dataset/qrels/test.tsv"))
+    queries = ComLQQueries(ZipMember(_RELEASE, "dataset/queries.jsonl"), qrels)
+    docs = ComLQDocs(ZipMember(_RELEASE, "dataset/corpus.jsonl"))
 
     base = Dataset(docs, queries, qrels, documentation("_"))
     register(NAME, base)
