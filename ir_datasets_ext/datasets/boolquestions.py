@@ -69,6 +69,7 @@ SPEC = register_benchmark(Benchmark(
     protocol="retrieval",
     depth=100,
     protocol_datasets=(f"{NAME}/msmarco", f"{NAME}/nq"),
+    reported_decimals=4,  # the paper prints percentages with two decimals
 ))
 
 

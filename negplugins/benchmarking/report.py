@@ -26,6 +26,7 @@ import html
 import math
 
 from .. import datasets
+from ..evaluation.reports import markdown_code, markdown_text
 from ..measures import lower_is_better
 
 __all__ = ["notable_systems", "report_markdown", "report_html", "figure_svg", "standing"]
@@ -57,15 +58,8 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _md(text) -> str:
-    """Escape text for a Markdown table cell (HTML-escaped too: GitHub renders inline HTML)."""
-    text = html.escape(" ".join(str(text).split()), quote=False)
-    return "".join("\\" + c if c in "\\`*_[]|" else c for c in text)
-
-
-def _md_code(text) -> str:
-    """Text shown as code in Markdown: backticks cannot close it, ``|`` cannot split a table cell."""
-    return "<code>" + html.escape(str(text), quote=True).replace("|", "&#124;") + "</code>"
+_md = markdown_text
+_md_code = markdown_code
 
 
 # -- the papers' numbers ----------------------------------------------------------------------------
