@@ -33,6 +33,9 @@ class Evaluation:
     ``negation`` holds the same aggregates over the negation queries and the others
     (``{"negation": {...}, "no negation": {...}}``, each with its ``queries``), where the benchmark marks
     them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
+    ``query_groups`` and ``negation_groups`` map each judged query to its subset and group, and
+    ``per_query_ids`` lists the judged queries the overall means are over (for confidence intervals,
+    :func:`negplugins.evaluation.significance.evaluation_intervals`).
     """
 
     dataset: str
@@ -49,6 +52,8 @@ class Evaluation:
     query_groups: dict[str, str] = field(default_factory=dict, repr=False)
     negation_field: str | None = None
     negation: dict[str, dict] = field(default_factory=dict)
+    negation_groups: dict[str, str] = field(default_factory=dict, repr=False)
+    per_query_ids: list[str] | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:

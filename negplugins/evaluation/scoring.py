@@ -124,7 +124,9 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                       breakdown_field=datasets.breakdown_field(dataset) if subsets else None, subsets=subsets,
                       per_query=per_query if keep_per_query else None, counts=counts, notes=notes,
                       query_groups={q: groups[q] for q in qrels if q in groups},
-                      negation_field=datasets.negation_field(dataset) if negation else None, negation=negation)
+                      negation_field=datasets.negation_field(dataset) if negation else None, negation=negation,
+                      negation_groups={q: negation_groups[q] for q in qrels if q in negation_groups} if negation else {},
+                      per_query_ids=list(qrels))
 
 
 def score_run(dataset_id: str, dataset, qrels, run, label: str, measures, notes=(), *,
