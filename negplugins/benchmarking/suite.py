@@ -380,6 +380,18 @@ def _dense_index_path(indexes: Path, dataset_id: str, ref) -> Path:
     return indexes / "faiss" / corpus / name
 
 
+def _reusable_index(indexes: Path, dataset_id: str, model: _Model) -> Path | None:
+    """The model's dense index under ``indexes`` when a bi-encoder reranker can read its passage vectors, else None."""
+    from ..runners.dense import reusable_passage_index
+
+    if model.scorer[1] != "bi-encoder":
+        return None
+    scorer = model.scorer[0]
+    path, _ = reusable_passage_index(dataset_id, scorer.ref, scorer.encoder.settings,
+                                     _dense_index_path(indexes, dataset_id, model.ref))
+    return path
+
+
 def _probe(spec, dataset_id: str):
     """``(dataset, qrels)`` once the data the protocol needs is readable; raises what makes it unavailable."""
     from ..evaluation.scoring import load_judged
@@ -434,7 +446,8 @@ def _run_protocol(spec, dataset_id: str, folder: Path, model: _Model, load, inde
             return run
         say(f"scoring each query's {spec.depth} candidates with {model.scorer[1]} {model.ref.name}")
         rerank(dataset_id, run, candidates=True, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-               run_tag=tag, loaded=load().scorer, force=force, command=command)
+               run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
+               index=_reusable_index(indexes, dataset_id, load()))
         say(f"scored the pairs in {_timed(outcome, 'pairs', 'ran', start):.1f} s -> {run}")
         return run
 
@@ -473,7 +486,8 @@ def _run_protocol(spec, dataset_id: str, folder: Path, model: _Model, load, inde
         return run
     say(f"reranking the top {spec.depth} with {model.kind} {model.ref.name}")
     rerank(dataset_id, run, run=first, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-           run_tag=tag, loaded=load().scorer, force=force, command=command)
+           run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
+           index=_reusable_index(indexes, dataset_id, load()))
     say(f"reranked in {_timed(outcome, 'rerank', 'ran', start):.1f} s -> {run}")
     return run
 
