@@ -32,11 +32,9 @@ from .options import (
     MAX_HITS,
     MAX_PERMUTATIONS,
     MAX_THREADS,
-    add_measures_option,
     add_progress_options,
     bounded_int,
     finite_float,
-    regroup_measures,
 )
 
 __all__ = ["main", "build_parser"]
@@ -51,6 +49,73 @@ COMMAND_MODULES: tuple[str, ...] = (
     "negplugins.beir.commands",
     "negplugins.benchmarking.commands",
 )
+
+
+#: Help of every ``--measures`` / ``-m``.
+MEASURES_HELP = ("ir_measures measures, as ir_measures takes them: one string ('nDCG@10 RR@10'), several arguments "
+                 "(-m nDCG@10 RR@10) or commas (nDCG@10,RR@10); default: the dataset's paper measures")
+
+
+class _MeasuresAction(argparse.Action):
+    """``--measures``: each value may hold several measures (spaces, commas); repeated options add up."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .measures.parsing import split_measures
+
+        current = list(getattr(namespace, self.dest, None) or [])
+        for value in values:
+            current += split_measures(value)
+        setattr(namespace, self.dest, current)
+
+
+def add_measures_option(parser: argparse.ArgumentParser) -> None:
+    """``--measures`` / ``-m`` (``args.measures``: a list of measure strings, or None for the default).
+
+    Written as ir_measures takes measures: one string of several, several arguments, or commas. Values after
+    the first are taken only while they look like measures (:func:`regroup_measures`, called by the
+    suite's parser), so ``-m nDCG@10 comlq run.trec`` leaves the dataset and the run to the positionals.
+    """
+    parser.add_argument("--measures", "-m", nargs="+", action=_MeasuresAction, metavar="MEASURE", help=MEASURES_HELP)
+
+
+def regroup_measures(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """``args`` with each ``-m``/``--measures`` written ``--measures=VALUE``, one per value it really has.
+
+    argparse gives an option of ``nargs="+"`` every following argument up to the next option, a positional
+    included (``-m nDCG@10 comlq run.trec`` took the dataset and the run). Here the option keeps its first
+    value, as argparse would, and the following ones only while each looks like a measure (its names are
+    registered measures, :func:`negplugins.measures.parsing.looks_like_measure`) and is not an existing file;
+    the first that does not is left to the positionals. A parser without the option gets ``args`` unchanged.
+    """
+    action = parser._option_string_actions.get("--measures")
+    if not isinstance(action, _MeasuresAction):
+        return args
+    names = set(action.option_strings)
+    long_names = [name for name in parser._option_string_actions if name.startswith("--")]
+    regrouped, index = [], 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            return regrouped + args[index:]
+        abbreviated = arg.startswith("--") and len(arg) > 2 and [n for n in long_names if n.startswith(arg)] == ["--measures"]
+        if (arg not in names and not abbreviated) or index + 1 >= len(args) or args[index + 1].startswith("-"):
+            regrouped.append(arg)
+            index += 1
+            continue
+        regrouped.append(f"--measures={args[index + 1]}")
+        index += 2
+        while index < len(args) and not args[index].startswith("-") and _further_measure(args[index]):
+            regrouped.append(f"--measures={args[index]}")
+            index += 1
+    return regrouped
+
+
+def _further_measure(text: str) -> bool:
+    import os
+
+    from .measures.parsing import looks_like_measure
+
+    return not os.path.exists(text) and looks_like_measure(text)
 
 
 def _cmd_topics(args) -> int:

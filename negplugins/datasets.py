@@ -47,7 +47,7 @@ from .errors import UnknownDatasetError, UserError  # noqa: E402
 __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
            "ordered_subsets", "query_groups", "negation_field", "negation_groups", "NEGATION", "NO_NEGATION",
            "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset", "normalise_text", "document_fields",
-           "document_text", "iter_docs_for_indexing", "require", "ids_with"]
+           "document_text", "iter_docs_for_indexing", "require", "ids_with", "close_ids"]
 
 
 def load(dataset_id: str):
@@ -65,7 +65,7 @@ def load(dataset_id: str):
         pass
     names = list(ir_datasets.registry)
     ours = sorted(n for n in names if benchmark_of(n) is not None)
-    close = _close_ids(dataset_id, ours, 0.5) or _close_ids(dataset_id, names, 0.6)
+    close = close_ids(dataset_id, ours, 0.5) or close_ids(dataset_id, names, 0.6)
     if close:
         hint = f"did you mean {', '.join(close)}?"
     else:
@@ -73,7 +73,7 @@ def load(dataset_id: str):
     raise UnknownDatasetError(f"unknown dataset {dataset_id!r}; {hint}")
 
 
-def _close_ids(dataset_id: str, names: list[str], cutoff: float) -> list[str]:
+def close_ids(dataset_id: str, names: list[str], cutoff: float) -> list[str]:
     """The (at most 3) ids of ``names`` closest to ``dataset_id``, compared in lower case (difflib's ratio).
 
     An id that differs only in case is the one suggestion (``ComLQ`` -> ``comlq``).

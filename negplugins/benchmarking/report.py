@@ -271,10 +271,10 @@ def _depth_text(entry) -> str:
 
 
 def _vs_model_text(baseline) -> str:
-    """``the model − it: −0.0702 ± 0.0090, p < 0.0001 (2909 queries)``, or '' without a comparison."""
+    """``the model − it: −0.0702 ± 0.0090, p < 0.0001 (2909 queries)``; why it has no result; or ''."""
     test = baseline.get("vs_model")
     if not test or _finite(test.get("mean_diff")) is None:
-        return ""
+        return f"no result: {baseline['reason']}" if baseline.get("reason") else ""
     half = _half_width(test.get("ci95"))
     diff = f"{test['mean_diff']:+.4f}" + (f" ± {half:.4f}" if half is not None else "")
     return f"the model − it: {diff}, p {_p(test.get('p_randomization_holm'))} ({test.get('n')} queries)"
@@ -356,7 +356,7 @@ def report_markdown(summary: dict) -> str:
                      f"**{_num_ci(entry['overall'].get(primary), _interval(entry, primary))}** | "
                      f"{_md_others(entry, entry, spec)} |")
         for baseline in entry.get("baselines") or ():
-            versus = _vs_model_text(baseline) or (f"no result: {baseline['reason']}" if baseline.get("reason") else "")
+            versus = _vs_model_text(baseline)
             lines.append(f"| | | {_md_code(baseline['name'])} {_md(baseline['system'])}: "
                          f"{_md(_baseline_why(baseline, spec))}"
                          f"{'; ' + _md(versus) if versus else ''} | | "
@@ -719,7 +719,7 @@ def _html_table(summary) -> str:
                     f"<td class=\"num value\">{_html_num_ci(entry['overall'].get(primary), _interval(entry, primary))}"
                     f"</td><td>{_html_others(entry, entry, spec)}</td></tr>")
         for baseline in entry.get("baselines") or ():
-            versus = _vs_model_text(baseline) or (f"no result: {baseline['reason']}" if baseline.get("reason") else "")
+            versus = _vs_model_text(baseline)
             rows.append(f"<tr class=\"baseline\" data-baseline=\"{_e(baseline['name'])}\"><td></td><td></td>"
                         f"<td><code>{_e(baseline['name'])}</code> {_e(baseline['system'])} "
                         f"<span class=\"label\">{COMPUTED_LABEL}</span> "

@@ -166,7 +166,9 @@ def select_benchmarks(names=None) -> list:
     by_name = {spec.name: spec for spec in specs}
     unknown = [name for name in wanted if name not in by_name]
     if unknown:
-        raise UserError(f"--benchmarks: unknown benchmark {unknown[0]!r}; choose from "
+        close = datasets.close_ids(unknown[0], list(by_name), 0.5)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise UserError(f"--benchmarks: unknown benchmark {unknown[0]!r}; {hint}choose from "
                         + ", ".join(s.name for s in specs))
     return [spec for spec in specs if spec.name in wanted]
 

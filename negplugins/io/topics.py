@@ -95,12 +95,19 @@ def pyserini_topics(dataset_id: str) -> dict:
     ValueError
         The dataset has no queries (a corpus-only id such as ``excluir``); the message names the ids that have.
     """
-    dataset = datasets.load(dataset_id)
-    if not dataset.has_queries():
-        with_queries = datasets.ids_with(dataset_id, "queries")
-        hint = f": use {', '.join(with_queries)}" if with_queries else ""
-        raise ValueError(f"negplugins: dataset {dataset_id!r} has no queries{hint}")
+    dataset = _with_part(dataset_id, "queries")
     return {_pyserini_id(query_id): {"title": text} for query_id, text in datasets.query_texts(dataset).items()}
+
+
+def _with_part(dataset_id: str, part: str):
+    """The dataset, when it has ``part`` (``queries``, ``qrels``); else the ValueError Pyserini's callers expect,
+    naming the ids that have it (``dataset 'excluir' has no queries: use excluir/test``)."""
+    dataset = datasets.load(dataset_id)
+    if not getattr(dataset, f"has_{part}")():
+        having = datasets.ids_with(dataset_id, part)
+        hint = f": use {', '.join(having)}" if having else ""
+        raise ValueError(f"negplugins: dataset {dataset_id!r} has no {part}{hint}")
+    return dataset
 
 
 def _pyserini_id(query_id: str):
@@ -126,11 +133,7 @@ def pyserini_qrels_file(dataset_id: str) -> Path:
 
     from .files import atomic_writer
 
-    dataset = datasets.load(dataset_id)
-    if not dataset.has_qrels():
-        with_qrels = datasets.ids_with(dataset_id, "qrels")
-        hint = f": use {', '.join(with_qrels)}" if with_qrels else ""
-        raise ValueError(f"negplugins: dataset {dataset_id!r} has no qrels{hint}")
+    dataset = _with_part(dataset_id, "qrels")
     text = "".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in dataset.qrels_iter()).encode("utf-8")
     path = ir_datasets.util.home_path() / dataset_id.split("/")[0] / QRELS_FOLDER / f"{datasets.slug(dataset_id)}.qrels"
     if not (path.is_file() and path.stat().st_size == len(text) and path.read_bytes() == text):

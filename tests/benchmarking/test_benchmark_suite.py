@@ -362,6 +362,8 @@ def test_contribute_copies_runs_for_the_leaderboards_and_keeps_committed_ones(be
 def test_unknown_benchmark_and_reranker():
     with pytest.raises(UserError, match=r"--benchmarks: unknown benchmark 'nope'; choose from comlq, excluir"):
         select_benchmarks("comlq,nope")
+    with pytest.raises(UserError, match=r"unknown benchmark 'ComLQ'; did you mean comlq\? choose from comlq, "):
+        select_benchmarks("ComLQ")
     with pytest.raises(UserError, match=r"--reranker 'colbert': choose one of cross-encoder, monot5, bi-encoder"):
         run_benchmark(None, reranker="colbert")
 
