@@ -49,9 +49,18 @@ NAMED_IN_WARNING = 10
 
 #: Code a warning of this provider never points at: ir_measures, PyTerrier and the suite's measures and
 #: adapters between them and the caller, and the interpreter's own start-up (``python -m``).
-_NOT_THE_CALLER = tuple(os.path.dirname(path) + os.sep for path in (ir_measures.__file__, __file__)) + (
-    os.path.join(os.path.dirname(os.path.dirname(__file__)), '_compat') + os.sep, f'{os.sep}pyterrier{os.sep}',
-    '<frozen ')
+def _package_dir(name):
+    """The folder of an installed package, found without importing it ('' when it is not installed)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    return os.path.dirname(spec.origin) + os.sep if spec is not None and spec.origin else ''
+
+
+_NOT_THE_CALLER = tuple(filter(None, (
+    os.path.dirname(ir_measures.__file__) + os.sep, os.path.dirname(__file__) + os.sep,
+    os.path.join(os.path.dirname(os.path.dirname(__file__)), '_compat') + os.sep, _package_dir('pyterrier'),
+    '<frozen ')))
 
 
 def _warn(message, category):
