@@ -34,8 +34,10 @@ class Evaluation:
     (``{"negation": {...}, "no negation": {...}}``, each with its ``queries``), where the benchmark marks
     them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
     ``query_groups`` and ``negation_groups`` map each judged query to its subset and group, and
-    ``per_query_ids`` lists the judged queries the overall means are over (for confidence intervals,
-    :func:`negplugins.evaluation.significance.evaluation_intervals`).
+    ``per_query_ids`` lists the judged queries the overall means are over, and ``units`` maps, for a measure
+    whose one value is given to several queries (``PairedAcc``: both queries of a NevIR pair), each such query
+    to its unit (the pair's first query): confidence intervals count a unit once
+    (:func:`negplugins.evaluation.significance.evaluation_intervals`).
     """
 
     dataset: str
@@ -54,6 +56,7 @@ class Evaluation:
     negation: dict[str, dict] = field(default_factory=dict)
     negation_groups: dict[str, str] = field(default_factory=dict, repr=False)
     per_query_ids: list[str] | None = field(default=None, repr=False)
+    units: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:

@@ -90,6 +90,19 @@ def load_judged(dataset_id: str):
     return dataset, qrels
 
 
+def _shared_units(parsed, qrels) -> dict[str, dict[str, str]]:
+    """``{measure: {query_id: unit}}`` for the measures whose value is one per several queries: PairedAcc gives
+    both queries of a NevIR pair the pair's value, so the pair is the unit (its first query id)."""
+    from ..measures import PairedAcc
+    from ..measures.pairs import find_pairs
+
+    paired = [str(m) for m in parsed if m.NAME == PairedAcc.NAME]
+    if not paired:
+        return {}
+    units = {member.query_id: pair[0].query_id for pair in find_pairs(qrels).pairs for member in pair}
+    return {name: units for name in paired}
+
+
 def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_query) -> Evaluation:
     names = [str(m) for m in parsed]
     per_query: dict[str, dict[str, float]] = {name: {} for name in names}
@@ -126,7 +139,7 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                       query_groups={q: groups[q] for q in qrels if q in groups},
                       negation_field=datasets.negation_field(dataset) if negation else None, negation=negation,
                       negation_groups={q: negation_groups[q] for q in qrels if q in negation_groups} if negation else {},
-                      per_query_ids=list(qrels))
+                      per_query_ids=list(qrels), units=_shared_units(parsed, qrels))
 
 
 def score_run(dataset_id: str, dataset, qrels, run, label: str, measures, notes=(), *,

@@ -140,7 +140,10 @@ def evaluation_intervals(evaluation) -> dict:
     dict
         ``{"overall": {measure: [low, high]}, "subsets": {subset: {...}}, "negation_split": {group: {...}}}``,
         each over the queries its mean is taken over (those of the qrels, of the subset or of the group with a
-        value for the measure); ``None`` for a bound that cannot be had (fewer than 2 values).
+        value for the measure); ``None`` for a bound that cannot be had (fewer than 2 values). A measure whose
+        value several queries share (the evaluation's ``units``: PairedAcc, one value per NevIR pair given to
+        both its queries) counts each unit once: the mean is the same, and the interval is not made narrower
+        by counting a pair twice.
     """
     per_query = evaluation.per_query or {}
 
@@ -148,7 +151,12 @@ def evaluation_intervals(evaluation) -> dict:
         result = {}
         for measure in evaluation.measures:
             column = per_query.get(measure, {})
-            values = [column[q] for q in query_ids if q in column and not math.isnan(column[q])]
+            units = evaluation.units.get(measure, {})
+            by_unit: dict[str, list[float]] = {}
+            for q in query_ids:
+                if q in column and not math.isnan(column[q]):
+                    by_unit.setdefault(units.get(q, q), []).append(column[q])
+            values = [sum(shared) / len(shared) for shared in by_unit.values()]
             result[measure] = [None if math.isnan(x) else x for x in mean_confidence_interval(values)]
         return result
 
