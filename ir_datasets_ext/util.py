@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import pickle
 import pkgutil
+import struct
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,6 +27,10 @@ __all__ = ["Documentation", "FormatError", "iter_jsonl", "iter_json_array", "ite
 
 class FormatError(ValueError):
     """A source file does not have the documented format; the message names file and position."""
+
+
+class DamagedCacheError(FormatError):
+    """A file the suite built from a dataset (a docstore) was altered or cut short; the message says how to rebuild."""
 
 
 class Documentation(YamlDocumentation):
@@ -91,6 +98,30 @@ class _SpaceCheckedStore(PickleLz4FullStore):
             if needed is not None:
                 check_free_space(Path(self.path), needed, self._what)
         return super().build()
+
+    def get_many_iter(self, keys):
+        with self._damage_named():
+            yield from super().get_many_iter(keys)
+
+    def __iter__(self):
+        with self._damage_named():
+            yield from super().__iter__()
+
+    def count(self):
+        with self._damage_named():
+            return super().count()
+
+    @contextlib.contextmanager
+    def _damage_named(self):
+        """A docstore whose files were cut short or altered is refused in one line that says how to rebuild it."""
+        import lz4.block
+
+        try:
+            yield
+        except (lz4.block.LZ4BlockError, EOFError, struct.error, pickle.UnpicklingError) as error:
+            raise DamagedCacheError(f"{self.path}: {self._what} is damaged ({type(error).__name__}: "
+                                    f"{str(error)[:160]}); remove the folder {self.path} and it is built again from "
+                                    f"the dataset's files on the next use") from None
 
 
 class StoredDocs(BaseDocs):

@@ -168,18 +168,20 @@ def _cmd_evaluate(args) -> int:
 
         check_options(args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or ())
     if len(args.run) == 1 and args.baseline is None:
-        result = evaluate(args.dataset, args.run[0], measures=args.measures, per_query=args.per_query)
+        result = evaluate(args.dataset, args.run[0], measures=args.measures, per_query=args.per_query,
+                          ties=args.ties)
     else:
         result = evaluate_runs(args.dataset, args.run, measures=args.measures, per_query=args.per_query,
                                baseline=args.baseline if args.baseline is not None else 0,
-                               permutations=args.permutations, progress=True)
+                               permutations=args.permutations, progress=True, ties=args.ties)
     diagnostics = None
     if args.by_doc_field or args.without_docs:
         from .evaluation.diagnostics import diagnose
 
         labels = [ev.label for ev in getattr(result, "evaluations", [result])]
         diagnostics = diagnose(args.dataset, args.run, field=args.by_doc_field, k=args.by_doc_field_k or 10,
-                               without=args.without_docs or (), measures=args.measures, names=labels, validate=False)
+                               without=args.without_docs or (), measures=args.measures, names=labels, validate=False,
+                               ties=args.ties)
     text = render(result, fmt, per_query=args.per_query, diagnostics=diagnostics)
     if args.output:
         from .io.outputs import write_file_output
@@ -190,6 +192,10 @@ def _cmd_evaluate(args) -> int:
             print(f"{args.output} already holds this report; left unchanged")
     else:
         print(text)
+    if fmt == "csv":  # the other formats state it themselves
+        from .evaluation.reports import ties_line
+
+        print(f"{_PROG}: note: {ties_line(result)}", file=sys.stderr)
     if fmt != "table":
         for note in result.notes:
             print(f"{_PROG}: note: {note}", file=sys.stderr)
@@ -226,6 +232,7 @@ def _cmd_demo(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .benchmarks_doc import evaluate_description  # reads the benchmark specs, registered with the datasets
+    from .measures.ranking import STOCK, TIE_HANDLING
 
     parser = _Parser(
         prog=_PROG, description="Negation, exclusion and Boolean-logic retrieval benchmarks for Pyserini, "
@@ -284,6 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=("table", "json", "csv", "latex"), default="table",
                    help="output format (default: table)")
     p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--ties", choices=tuple(TIE_HANDLING), default=STOCK,
+                   help="how standard measures order tied documents: 'stock' (default), exactly as stock ir_measures "
+                        "(RR@k: doc id ascending; pytrec_eval's nDCG, AP, P, R, Success: single-precision scores, doc "
+                        "id descending), or 'one-ranking', every measure in the suite's one ranking (full-precision "
+                        "scores, doc id descending); the suite's own measures always use the one ranking; the output "
+                        "says which was used (docs/measures.md, 'Ties')")
     p.add_argument("--output", "-o", help="write to this file instead of standard output (never one of the runs); "
                                           "an existing file is replaced only with --force, unless it already holds "
                                           "exactly this report")
@@ -333,7 +346,7 @@ _VERBOSE_HELP = "show progress logs of ir_datasets and Anserini, and the traceba
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line, ``negplugins: error: <command>: <message>``.
 
-    A command with ``--measures`` gets the option's values regrouped first (:func:`~negplugins.options.regroup_measures`),
+    A command with ``--measures`` gets the option's values regrouped first (:func:`regroup_measures`),
     so that ``-m`` before the positionals does not take them.
     """
 
@@ -376,25 +389,102 @@ class Terminated(BaseException):
 
 
 def _terminate(signum, frame):
+    _stopping()
     raise Terminated()
 
 
+def _interrupt(signum, frame):
+    _stopping()
+    raise KeyboardInterrupt
+
+
+def _stopping() -> None:
+    """The command is stopping: a further SIGINT or SIGTERM may not cut its cleanups short (a second Ctrl-C
+    landing in a ``finally`` block left a ``.partial`` folder); the process ends as soon as they are done."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _already_stopping)
+
+
+def _already_stopping(signum, frame):
+    """A signal while the command is already stopping: nothing more to do."""
+
+
 def main(argv=None) -> int:
-    """Run one command; SIGTERM ends it like Ctrl-C, cleanups included (exit status 143)."""
+    """Run one command; SIGTERM ends it like Ctrl-C, cleanups included (exit status 143).
+
+    Either signal, from the moment this function starts (building the parser imports the datasets, seconds
+    on a slow disk) to its return, ends the command with one line and status 130 or 143, never a traceback.
+    Once one has come, further ones are ignored while the cleanups run; one that comes once the command has
+    ended (while its status is returned) changes nothing.
+    """
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return _main(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate)
+        return _interruptible(argv)
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, _terminate)
+    if previous[signal.SIGINT] is signal.default_int_handler:  # Python's own (not SIG_IGN, as under nohup)
+        signal.signal(signal.SIGINT, _interrupt)
+    try:
+        status = _interruptible(argv)
+    finally:
+        for signum, handler in previous.items():
+            _ended(signal.signal, signum, handler)
+    return status
+
+
+def run() -> None:
+    """The ``negplugins`` program: :func:`main`, then exit with its status.
+
+    Once the status is known SIGINT and SIGTERM are ignored: a signal that came as the command ended would
+    otherwise surface while the interpreter unwinds (a ``KeyboardInterrupt`` there ends the process by
+    SIGINT, status -2, after the one line was printed).
+    """
+    try:
+        status = main()
+    except KeyboardInterrupt:  # a second signal while the first one was being answered
+        status = 130
+    except Terminated:
+        status = 143
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        _ended(signal.signal, signum, signal.SIG_IGN)
+    sys.exit(status)
+
+
+def _ended(call, *args, **kwargs) -> None:
+    """``call(*args, **kwargs)`` once the command has ended: a signal processed meanwhile has nothing left to stop."""
+    try:
+        call(*args, **kwargs)
+    except (KeyboardInterrupt, Terminated):
+        pass
+
+
+def _interruptible(argv) -> int:
     try:
         return _main(argv)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt:
+        _ended(print, f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        _ended(print, f"{_PROG}: terminated", file=sys.stderr)
+        return 143
 
 
 def _main(argv) -> int:
-    parser = build_parser()
+    from .environment import check_environment
+
+    try:
+        check_environment()  # before ir_datasets is imported (building the parser imports it)
+        parser = build_parser()
+    except UserError as error:
+        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        return _os_error(error, sys.argv[1:] if argv is None else argv, verbose="-v" in (argv or sys.argv))
     args = parser.parse_args(argv)
+    from ._compat import jvm
+
+    jvm.reduce_signal_use()  # Ctrl-C and SIGTERM reach Python, whose cleanups run (not the JVM's System.exit)
     if not args.verbose:
         _quiet_logs()
     from ir_datasets_ext.disk import DiskSpaceError
@@ -408,18 +498,38 @@ def _main(argv) -> int:
     except (UserError, DownloadError, DiskSpaceError, FormatError) as error:
         print(f"{_PROG}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{_PROG}: interrupted", file=sys.stderr)
-        return 130
-    except Terminated:
-        print(f"{_PROG}: terminated", file=sys.stderr)
-        return 143
     except BrokenPipeError:
         if not _stdout_closed():
             return _internal_error(args.verbose)
         return 0  # the reader went away (negplugins evaluate ... | head): nothing more to say
+    except OSError as error:
+        return _os_error(error, _named_paths(args), args.verbose)
     except Exception:  # noqa: BLE001 - a bug in the suite: shown as such, never as a user error
         return _internal_error(args.verbose)
+
+
+def _named_paths(args) -> list[str]:
+    """Every value the user gave on the command line (paths among them: outputs, indexes, runs)."""
+    named = []
+    for value in vars(args).values():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and item:
+                named.append(item)
+    return named
+
+
+def _os_error(error: OSError, named, verbose: bool) -> int:
+    """An ``OSError`` whose cause the user can fix is a user error (status 2); any other is a bug."""
+    import os
+
+    from .environment import cache_folders
+    from .errors import os_error_message
+
+    message = os_error_message(error, named=named, caches=cache_folders(), workdir=os.getcwd())
+    if message is None:
+        return _internal_error(verbose)
+    print(f"{_PROG}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def _one_line(error: BaseException) -> str:
@@ -460,4 +570,4 @@ def _internal_error(verbose: bool) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

@@ -1,10 +1,157 @@
-"""Errors a user can fix. The command line prints them as one line and exits with status 2."""
+"""The suite's one error policy: what a user can fix is a user error, everything else is a bug.
+
+The command line prints a user error as one line, ``negplugins: error: ...``, and exits with status 2; a
+bug as ``negplugins: internal error: ...`` (status 1, the traceback with ``-v``). Besides
+:class:`UserError` and its subclasses, an :class:`OSError` is a user error when its cause is one the user
+can fix (:func:`os_error_message`): a path the user named (an output, an index, a run), a folder named by a
+variable the user set (``IR_DATASETS_HOME``, ``TMPDIR``, ...), or a cache the suite rebuilds (the indexes
+and the ir_datasets cache), refused by the operating system for a reason of the user's machine: no
+permission, a read-only file system, a full disk, a file where a folder was expected, a symbolic link loop,
+a name too long. An ``OSError`` about a path the user never chose (a file of an installed package) stays an
+internal error.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from pathlib import Path
+from typing import Iterable
+
+__all__ = ["UserError", "OutputError", "UnknownDatasetError", "PATH_VARIABLES", "os_error_message", "describe_errno"]
 
 
 class UserError(Exception):
     """Bad input: an unknown name, an unreadable or malformed file, an unsupported combination."""
 
 
+class OutputError(UserError):
+    """An output would replace something the suite did not create, or one of the command's inputs, or cannot be
+    written where it is (:mod:`negplugins.io.files`, :mod:`negplugins.io.destinations`)."""
+
+
 class UnknownDatasetError(UserError, KeyError):
     def __str__(self):  # KeyError would quote the message
         return str(self.args[0])
+
+
+#: Variables naming folders the suite (or a library it drives) writes or reads: their folders are the user's.
+PATH_VARIABLES = ("IR_DATASETS_HOME", "TMPDIR", "HF_HOME", "HF_HUB_CACHE", "TRANSFORMERS_CACHE",
+                  "SENTENCE_TRANSFORMERS_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "RAY_TMPDIR", "JAVA_HOME")
+
+#: ``errno`` -> (what happened, what to do), for the causes a user can fix.
+_CAUSES = {
+    errno.EACCES: ("permission denied", "make it writable (readable, for an input) or choose another path"),
+    errno.EPERM: ("operation not permitted (an immutable or protected file or folder)",
+                  "choose another path or lift the protection"),
+    errno.EROFS: ("on a read-only file system", "choose a path on a writable file system"),
+    errno.ENOSPC: ("no space left on the device", "free some space or choose a path on another disk"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space or choose a path on another disk"),
+    errno.ENOTDIR: ("a part of the path is a file, not a folder", "choose another path"),
+    errno.EEXIST: ("already exists and is not a folder", "choose another path"),
+    errno.EISDIR: ("is a folder where a file was expected", "choose another path"),
+    errno.ELOOP: ("symbolic link loop", "fix the links or choose another path"),
+    errno.ENAMETOOLONG: ("file name too long for this file system", "choose a shorter name"),
+    errno.ENOENT: ("not found", "check the path"),
+    errno.EFBIG: ("file too large for this file system", "choose a path on another file system"),
+    errno.EMLINK: ("too many links", "choose another path"),
+    errno.EXDEV: ("across file systems", "choose a path on one file system"),
+    errno.EIO: ("input/output error of the device", "check the disk, or choose a path on another one"),
+    errno.ETXTBSY: ("file busy (a running program)", "choose another path"),
+}
+
+
+def describe_errno(number: int | None) -> tuple[str, str] | None:
+    """``(what happened, what to do)`` for an ``errno`` a user can fix, else ``None``."""
+    return _CAUSES.get(number) if number is not None else None
+
+
+def _absolute(path) -> Path | None:
+    try:
+        return Path(os.path.abspath(os.fsdecode(path)))
+    except (TypeError, ValueError):
+        return None
+
+
+#: The suite's hidden files beside an output ``name`` (:mod:`negplugins.io.files`): ``.name.XXXXXXXX.tmp``,
+#: ``.name.XXXXXXXX.partial``, ``.name.old-XXXXXXXX.partial``, ``.name.LABEL-XXXXXXXX.partial``, ``.name.lock``.
+_HIDDEN = re.compile(r"^\.(?P<name>.+)\.(?:[^./]+\.(?:tmp|partial)|lock)$")
+
+
+def _visible(path: Path) -> Path:
+    """``path`` with the suite's hidden temporary file or folder in it replaced by the output it stands for."""
+    for candidate in (path, *path.parents):
+        match = _HIDDEN.match(candidate.name)
+        if match:
+            return candidate.parent / match.group("name")
+    return path
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def os_error_message(error: OSError, named: Iterable = (), variables: Iterable[str] = PATH_VARIABLES,
+                     caches: Iterable = (), workdir=None) -> str | None:
+    """One line for ``error`` when its cause is one the user can fix, else ``None`` (a bug in the suite).
+
+    Parameters
+    ----------
+    error : OSError
+        The error, with the ``filename`` it is about (``None`` for a full disk met while writing).
+    named : iterable of paths
+        Paths the user named on the command line. The message names the one ``error`` is about, never a
+        hidden temporary file of the suite.
+    variables : iterable of str
+        Environment variables whose folders are the user's (:data:`PATH_VARIABLES`).
+    caches : iterable of paths
+        Folders the suite rebuilds (indexes, the ir_datasets cache).
+    workdir : path, optional
+        The current directory, where the commands write their default outputs (``topics/``, ``indexes/``):
+        the user chose it by running there.
+
+    Returns
+    -------
+    str or None
+        ``"<path>: <what happened> (<operating system's words>); <what to do>"``.
+    """
+    cause = describe_errno(error.errno)
+    if cause is None:
+        return None
+    what, todo = cause
+    detail = error.strerror or os.strerror(error.errno)
+    if error.filename is None:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):  # met while writing an open file
+            return f"{what} while writing ({detail}); {todo}"
+        return None
+    path = _absolute(error.filename)
+    if path is None:
+        return None
+    shown = _visible(path)
+    for value in named:
+        folder = _absolute(value)
+        if folder is not None and folder != Path(folder.anchor) and _within(shown, folder):
+            inside = "" if shown == folder else f" ({os.path.relpath(shown, folder)} in it)"
+            return f"{value}{inside}: {what} ({detail}); {todo}"
+    if error.errno == errno.ENOENT:  # a missing file the user did not name may be the suite's own (a bug)
+        return None
+    for name in variables:
+        value = os.environ.get(name)
+        folder = _absolute(value) if value else None
+        if folder is not None and _within(shown, folder):
+            inside = "" if shown == folder else f" ({shown})"
+            return f"{name}={value}{inside}: {what} ({detail}); {todo}, or set {name} to another folder"
+    for cache in caches:
+        folder = _absolute(cache)
+        if folder is not None and _within(shown, folder):
+            return f"{_relative(shown, workdir)}: {what} ({detail}); {todo} (a cache negplugins rebuilds)"
+    folder = _absolute(workdir) if workdir is not None else None
+    if folder is not None and _within(shown, folder):
+        return f"{_relative(shown, workdir)}: {what} ({detail}); {todo}"
+    return None
+
+
+def _relative(path: Path, workdir) -> str:
+    folder = _absolute(workdir) if workdir is not None else None
+    return os.path.relpath(path, folder) if folder is not None and _within(path, folder) else str(path)

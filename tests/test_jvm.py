@@ -17,6 +17,8 @@ def _fake_java(tmp_path, name, version, modules=None):
     if modules is not None:
         release += f'MODULES="{" ".join(modules)}"\n'
     (home / "release").write_text(release)
+    (home / "lib" / "server").mkdir(parents=True)
+    (home / "lib" / "server" / "libjvm.so").write_bytes(b"")  # where pyjnius looks (configure checks it is there)
     return home
 
 

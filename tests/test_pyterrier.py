@@ -56,7 +56,7 @@ def test_experiment_keeps_a_measure_no_query_is_eligible_for(tmp_path):
     table = pt.Experiment([run], topics, qrels, names=["r"],
                           eval_metrics=[ir_measures.nDCG @ 10, ir_measures.parse_measure("RightRank@10")])
     assert math.isnan(table.iloc[0]["RightRank@10"])
-    # hand computed: q1's a and b tie, the one ranking puts b first; q2 ranks b second by score
+    # hand computed: q1's a and b tie, stock pytrec_eval (as the one ranking) puts b first; q2 ranks b second
     assert table.iloc[0]["nDCG@10"] == pytest.approx(1 / math.log2(3))
 
 

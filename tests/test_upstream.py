@@ -51,15 +51,21 @@ def test_a_moved_ir_measures_attribute_is_named_once(fresh_checks, monkeypatch):
         assert upstream.check("ir_measures") == missing  # once per process: the same answer, no second warning
 
 
-def test_registration_warns_and_applies_the_rest_when_the_pipeline_hook_moved(fresh_checks, monkeypatch):
+def test_registration_warns_and_applies_the_rest_when_the_pipeline_providers_moved(fresh_checks, monkeypatch):
     pipeline = ir_measures.DefaultPipeline
-    monkeypatch.delattr(pipeline, "_evaluator")  # the suite's wrapper (an instance attribute) ...
-    for cls in type(pipeline).__mro__:  # ... and ir_measures' method (FallbackProvider's, Provider's)
-        if "_evaluator" in vars(cls):
-            monkeypatch.delattr(cls, "_evaluator")
-    with pytest.warns(UpstreamChangedWarning, match=r"DefaultPipeline\._evaluator .*one ranking"):
+    monkeypatch.delattr(pipeline, "providers")
+    with pytest.warns(UpstreamChangedWarning, match=r"DefaultPipeline\.providers .*cannot be computed through"):
         ir_measures_hooks.register()
     assert ir_measures.parse_measure("RightRank@10") is not None  # the names are still registered
+
+
+def test_nothing_but_the_suites_names_and_provider_is_checked_in_ir_measures():
+    # the suite adds to ir_measures' registries and DefaultPipeline.providers, and patches nothing else there
+    # (it no longer wraps DefaultPipeline._evaluator): those are all it needs to find
+    assert {needed.name for needed in upstream.NEEDED["ir_measures"]} == {
+        "ir_measures.measures.registry", "ir_measures.measures.register", "ir_measures.providers.registry",
+        "ir_measures.providers.register", "ir_measures.DefaultPipeline.providers"}
+    assert "_evaluator" not in vars(ir_measures.DefaultPipeline)  # ir_measures' own method, not shadowed
 
 
 def test_a_moved_pyterrier_function_is_left_alone(monkeypatch):

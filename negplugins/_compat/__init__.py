@@ -4,8 +4,8 @@
   ``negplugins-*`` console scripts call;
 * :mod:`~negplugins._compat.jvm`: Java 21 for Pyserini's jnius, and the OpenAI key placeholder;
 * :mod:`~negplugins._compat.pyserini_topics`: Pyserini's ``--topics`` resolving the suite's dataset ids;
-* :mod:`~negplugins._compat.ir_measures`: the measures and the one ranking in ir_measures' registries and
-  pipeline;
+* :mod:`~negplugins._compat.ir_measures`: the suite's measures and provider in ir_measures' registries and
+  default pipeline (nothing of ir_measures is wrapped);
 * :mod:`~negplugins._compat.pyterrier`: ``pt.Experiment`` averaging the negation measures correctly;
 * :mod:`~negplugins._compat.upstream`: the check that each upstream attribute patched is still there;
 * :mod:`~negplugins._compat.moved`: the module paths of earlier releases, kept importable.

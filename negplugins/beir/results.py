@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
+from ..io.files import written_together
 from ..io.inputs import max_run_bytes
 from ..io.jsonfile import read_json
 from ..io.outputs import check_run_output
@@ -230,9 +231,10 @@ def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: 
             hits_of_query = ranked(checked[query_id])
             yield query_id, hits_of_query[:hits] if hits is not None else hits_of_query
 
-    count = write_run(output, lines(), tag)
-    parameters["hits"] = hits
-    meta = write_metadata(output, dataset=dataset_id, runner=runner, system=system, tag=tag, parameters=parameters,
-                          model=model, first_stage=first_stage, language=dataset_language(dataset), command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        count = write_run(output, lines(), tag)
+        parameters["hits"] = hits
+        meta = write_metadata(output, dataset=dataset_id, runner=runner, system=system, tag=tag, parameters=parameters,
+                              model=model, first_stage=first_stage, language=dataset_language(dataset), command=command)
     return {"dataset": dataset_id, "output": str(output), "metadata": str(meta), "queries": len(order),
             "lines": count, "tag": tag}

@@ -46,9 +46,10 @@ standard error, one line per benchmark and step.
 
 **Re-runs.** A run is reused when its sidecar still matches it (SHA-256) and records the same dataset,
 runner, model fingerprint and parameters (depth; reranker kind and first stage; a baseline's parameters or
-preset); its results when they record the run's SHA-256, the same qrels (SHA-256) and the same
-measures. A re-run over finished results
-thus only renders the report again, byte for byte the same.
+preset); its results when they record the run's SHA-256, the same qrels (SHA-256), the same measures and the
+stock tie handling (``"ties": "stock"``, :mod:`negplugins.measures.ranking`; results written before it was
+recorded are scored again). A re-run over finished results thus only renders the report again, byte for byte the
+same.
 
 **Nothing a user owns is lost.** Runs are written through :func:`negplugins.io.outputs.check_run_output`'s
 rule. The other files are replaced only when they are absent, or hold what this command wrote there last
@@ -75,6 +76,7 @@ from ..io.files import atomic_writer
 from ..io.jsonfile import read_json
 from ..io.outputs import check_replaceable_file, check_run_output
 from ..io.sidecars import file_sha256, metadata_path, package_versions, read_metadata
+from ..measures.ranking import STOCK
 from ..options import MAX_BATCH_SIZE, check_int
 
 __all__ = ["RESULTS_FILE", "SUMMARY_FILE", "REPORT_FILES", "BenchmarkOutcome", "BenchmarkResult", "run_benchmark",
@@ -357,8 +359,8 @@ def _reusable_results(path: Path, run: Path, qrels_sha: str, measures: list[str]
     evaluation = record.get("evaluation")
     if record.get("run") != run.name or record.get("run_sha256") != file_sha256(run) \
             or record.get("qrels_sha256") != qrels_sha or not isinstance(evaluation, dict) \
-            or evaluation.get("measures") != measures:
-        return None
+            or evaluation.get("measures") != measures or evaluation.get("ties") != STOCK:
+        return None  # a record without "ties" was scored before standard measures were stock: score again
     return record
 
 
@@ -720,6 +722,33 @@ def write_report(summary: dict, output: str | os.PathLike, force: bool = False) 
 
 # -- the whole ------------------------------------------------------------------------------------
 
+def _check_results_folder(output: Path, runs: Path, indexes: Path) -> None:
+    """Refuse a results folder inside a folder the suite rebuilds whole, or inside the runs or indexes.
+
+    A folder holding the suite's marker (``leaderboards/``, an index, a BEIR export) is replaced as a whole
+    by the command that wrote it, which then refuses to, because of the results' files in it (``benchmark -o
+    leaderboards`` broke ``leaderboard build``).
+
+    Raises
+    ------
+    UserError
+        One line naming the folder and what to choose instead.
+    """
+    from ..io.files import LEGACY_MANIFESTS, MARKER
+
+    real = Path(os.path.realpath(output))
+    for folder, what in ((runs, "the contributed runs folder"), (indexes, "the indexes folder")):
+        root = Path(os.path.realpath(folder))
+        if real == root or root in real.parents:
+            raise UserError(f"--output {output}: is inside {what} {folder}; give a results folder of its own "
+                            f"(default: results/<model>)")
+    for folder in (real, *real.parents):
+        if any((folder / name).is_file() for name in (MARKER, *LEGACY_MANIFESTS)):
+            raise UserError(f"--output {output}: is inside {folder}, a folder negplugins rebuilds as a whole "
+                            f"(it holds {MARKER} or an index manifest); give a results folder of its own "
+                            f"(default: results/<model>)")
+
+
 def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
                   output: str | os.PathLike | None = None, contribute: bool = False,
                   runs: str | os.PathLike = "runs", indexes: str | os.PathLike = "indexes",
@@ -784,6 +813,7 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
     if output.exists() and not output.is_dir():
         raise UserError(f"{output}: exists and is not a folder; --output is the results folder")
     runs, indexes = Path(runs), Path(indexes)
+    _check_results_folder(output, runs, indexes)
     say = _Progress(progress).say
     ledger = _Ledger(output, force)
 

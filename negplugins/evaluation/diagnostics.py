@@ -9,7 +9,7 @@ For a dataset whose documents carry a categorical field (ComLQ's ``origin``: ``e
   it has). Averaged over those queries (each counts once), overall and per subset.
 * **scores without a value** (:func:`without_docs`): the documents having the value are taken out of the
   collection, i.e. out of every run (the documents below move up) and out of the qrels, and the measures
-  are computed again; a query left without any judgement is dropped from the qrels.
+  are computed again (with the evaluation's tie handling); a query left without any judgement is dropped from the qrels.
 
 ``negplugins evaluate --by-doc-field FIELD [--by-doc-field-k K] [--without-docs FIELD=VALUE]`` is
 :func:`diagnose`; the output formats are in :mod:`negplugins.evaluation.reports`. The leaderboards show
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .. import datasets
 from ..errors import UserError
-from ..measures.ranking import canonical_order
+from ..measures.ranking import STOCK, canonical_order
 from ..options import MAX_HITS, check_int
 from .results import Evaluation, clean_float
 
@@ -268,7 +268,7 @@ def check_options(dataset_id: str, field: str | None, k: int | None, without=())
 
 
 def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = DEFAULT_K, without=(),
-             measures=None, names=None, validate: bool = True) -> Diagnostics:
+             measures=None, names=None, validate: bool = True, ties: str = STOCK) -> Diagnostics:
     """Top-``k`` shares per value of a document field, and scores without the documents of some values.
 
     Parameters
@@ -290,6 +290,9 @@ def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = D
         Labels of the runs (default: their file names).
     validate : bool
         Validate each run first (default).
+    ties : str
+        Tie handling of the removals' measures, as :func:`~negplugins.evaluation.scoring.evaluate` (default
+        ``"stock"``); the shares are always of the top ``k`` in the one ranking.
 
     Raises
     ------
@@ -300,8 +303,9 @@ def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = D
     from pathlib import Path
 
     from ..io.trec import read_run
-    from .scoring import load_judged, read_valid_run, resolve_measures, score_run
+    from .scoring import check_ties, load_judged, read_valid_run, resolve_measures, score_run
 
+    check_ties(ties)
     k = check_int(k, "--by-doc-field-k", 1, MAX_HITS)
     removals_asked = [parse_without(w) if isinstance(w, str) else tuple(w) for w in without]
     if field is None and not removals_asked:
@@ -338,7 +342,7 @@ def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = D
         judged = dropped = 0
         for run, label in zip(runs, names):
             kept_run, kept_qrels, judged, dropped = without_docs(run, qrels, values[name], value)
-            evaluations.append(score_run(dataset_id, dataset, kept_qrels, kept_run, label, parsed))
+            evaluations.append(score_run(dataset_id, dataset, kept_qrels, kept_run, label, parsed, ties=ties))
         documents = sum(1 for v in values[name].values() if v == value)
         removals.append(Removal(name, value, documents, judged, dropped, evaluations))
     return Diagnostics(dataset=dataset_id, field=field, k=k, values=field_values, shares=shares, removals=removals,

@@ -12,6 +12,10 @@
   randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05). Per-query values, the negation split and diagnostics are not written as
   LaTeX.
 
+Every format says how ties were handled (``ties``, :mod:`negplugins.measures.ranking`): the table's last line
+before the notes, the JSON field ``ties``, a LaTeX comment; CSV, whose rows have no place for it, leaves it to the
+command line, which notes it on standard error.
+
 Where the benchmark marks its negation queries (ComLQ ``has_negation``, BoolQuestions ``question_type``
 ``not``), the table adds the means over the negation queries and over the others, CSV rows with
 ``subset`` ``(negation)`` / ``(no negation)``, and JSON a ``negation_split`` object.
@@ -31,9 +35,10 @@ import re
 
 from ..errors import UserError
 from ..measures import lower_is_better
+from ..measures.ranking import TIE_HANDLING
 from .significance import ALPHA
 
-__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "best_marks", "markdown_text",
+__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "best_marks", "ties_line", "markdown_text",
            "markdown_code"]
 
 FORMATS = ("table", "json", "csv", "latex")
@@ -147,6 +152,11 @@ def _comparison_table(cmp, digits, per_query) -> str:
         parts.append("\nPer query")
         parts.append(_per_query_table(cmp.evaluations, digits))
     return "\n".join(parts)
+
+
+def ties_line(result) -> str:
+    """``ties: stock (what it means)``: the tie handling of an evaluation or comparison, in words."""
+    return f"ties: {result.ties} ({TIE_HANDLING[result.ties]})"
 
 
 def _notes(result) -> list[str]:
@@ -333,7 +343,7 @@ def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4,
         if diagnostics is not None:
             raise UserError("diagnostics (--by-doc-field, --without-docs) are not written as LaTeX; use --format "
                             "table, csv or json")
-        return _latex(evaluations, tests, digits)
+        return _latex(evaluations, tests, digits) + f"\n% {ties_line(result)}"
     if comparison:
         text = _comparison_table(result, digits, per_query)
     else:
@@ -342,7 +352,7 @@ def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4,
             text += "\n\nPer query\n" + _per_query_table([result], digits)
     if diagnostics is not None:
         text += "\n\n" + diagnostics_table(diagnostics, digits)
-    return "\n".join([text, *_notes(result)])
+    return "\n".join([text, ties_line(result), *_notes(result)])
 
 
 # -- diagnostics ------------------------------------------------------------------------------------

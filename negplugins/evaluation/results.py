@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..measures.ranking import STOCK
+
 __all__ = ["Evaluation", "Comparison", "clean_float"]
 
 
@@ -38,6 +40,8 @@ class Evaluation:
     whose one value is given to several queries (``PairedAcc``: both queries of a NevIR pair), each such query
     to its unit (the pair's first query): confidence intervals count a unit once
     (:func:`negplugins.evaluation.significance.evaluation_intervals`).
+    ``ties`` is the tie handling the values were computed with (``"stock"`` or ``"one-ranking"``, see
+    :mod:`negplugins.measures.ranking`).
     """
 
     dataset: str
@@ -57,6 +61,7 @@ class Evaluation:
     negation_groups: dict[str, str] = field(default_factory=dict, repr=False)
     per_query_ids: list[str] | None = field(default=None, repr=False)
     units: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    ties: str = STOCK
 
     @property
     def label(self) -> str:
@@ -65,7 +70,7 @@ class Evaluation:
     def to_dict(self, per_query: bool = True) -> dict:
         record = {
             "dataset": self.dataset, "run": self.run, "name": self.label, "measures": self.measures,
-            "queries": self.queries, "overall": {m: clean_float(v) for m, v in self.overall.items()},
+            "ties": self.ties, "queries": self.queries, "overall": {m: clean_float(v) for m, v in self.overall.items()},
             "counts": dict(self.counts), "breakdown_field": self.breakdown_field,
             "subsets": {name: {k: (v if k == "queries" else clean_float(v)) for k, v in values.items()}
                         for name, values in self.subsets.items()},
@@ -101,10 +106,12 @@ class Comparison:
     tests: list[dict | None]
     notes: list[str] = field(default_factory=list)
     permutations: int = 0
+    ties: str = STOCK
 
     def to_dict(self, per_query: bool = True) -> dict:
         return {
-            "dataset": self.dataset, "measures": self.measures, "baseline": self.evaluations[self.baseline].label,
+            "dataset": self.dataset, "measures": self.measures, "ties": self.ties,
+            "baseline": self.evaluations[self.baseline].label,
             "significance": {
                 "tests": "two-sided paired t-test (scipy.stats.ttest_rel) and paired randomization test "
                          f"(sign flips, {self.permutations} permutations or exact, fixed seed)",

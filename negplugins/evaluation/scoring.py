@@ -11,6 +11,11 @@ BoolQuestions' NegRecall over all questions is pooled over the questions with ne
 of the per-type scores.
 
 Default measures follow each benchmark's paper, as its spec declares them (:func:`default_measures`).
+
+Ties (``ties``, ``negplugins evaluate --ties``): by default (:data:`~negplugins.measures.ranking.STOCK`) every
+standard measure is exactly what stock ir_measures gives for the run, each provider ordering tied documents its own
+way; :data:`~negplugins.measures.ranking.ONE_RANKING` scores every measure in the suite's one ranking instead (see
+:mod:`negplugins.measures.ranking`). The suite's own measures use the one ranking either way.
 """
 
 from __future__ import annotations
@@ -27,13 +32,15 @@ from ir_datasets_ext.benchmark import GENERIC_MEASURES
 from .. import datasets
 from ..errors import UserError
 from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier releases had it here)
+from ..measures.declarations import NegationMeasure
 from ..measures.parsing import parse_measures  # the one parser of measure names (re-exported here)
+from ..measures.ranking import STOCK, TIE_HANDLING, canonical_run
 from ..options import MAX_PERMUTATIONS, check_int
 from .results import Comparison, Evaluation
 
 __all__ = ["DEFAULT_MEASURES", "Evaluation", "Comparison", "evaluate", "evaluate_runs",
            "default_measures", "parse_measures", "load_judged", "resolve_measures", "compare_loaded",
-           "score_run", "read_valid_run"]
+           "score_run", "read_valid_run", "check_ties"]
 
 #: Measures reported for a dataset outside the suite's benchmarks.
 DEFAULT_MEASURES = GENERIC_MEASURES
@@ -71,6 +78,27 @@ def _aggregate(measures, per_query: dict[str, dict[str, float]], query_ids) -> t
     return values, counts
 
 
+def check_ties(ties: str) -> str:
+    """Return ``ties`` when it names a tie handling (:data:`TIE_HANDLING`); a UserError otherwise."""
+    if ties not in TIE_HANDLING:
+        raise UserError(f"unknown tie handling {ties!r}; choose from {', '.join(TIE_HANDLING)}")
+    return ties
+
+
+def _metrics(parsed, qrels, run, ties):
+    """ir_measures' per-query values of ``run``: stock, or every measure in the one ranking (``ties``)."""
+    if ties == STOCK:
+        return ir_measures.iter_calc(parsed, qrels, run)
+    own = [m for m in parsed if isinstance(m, NegationMeasure)]  # they rank the run themselves
+    standard = [m for m in parsed if not isinstance(m, NegationMeasure)]
+    metrics = []
+    if standard:
+        metrics.append(ir_measures.iter_calc(standard, qrels, canonical_run(run)))
+    if own:  # given the scores themselves: PairedAcc compares them
+        metrics.append(ir_measures.iter_calc(own, qrels, run))
+    return (metric for part in metrics for metric in part)
+
+
 def load_judged(dataset_id: str):
     """Load a dataset and its qrels; a dataset whose files cannot be read is a UserError naming it.
 
@@ -103,12 +131,12 @@ def _shared_units(parsed, qrels) -> dict[str, dict[str, str]]:
     return {name: units for name in paired}
 
 
-def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_query) -> Evaluation:
+def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_query, ties=STOCK) -> Evaluation:
     names = [str(m) for m in parsed]
     per_query: dict[str, dict[str, float]] = {name: {} for name in names}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # no negatives / no pairs: reported as notes below
-        for metric in ir_measures.iter_calc(parsed, qrels, run):
+        for metric in _metrics(parsed, qrels, run, ties):
             value = float(metric.value)
             if not math.isnan(value):
                 per_query[str(metric.measure)][metric.query_id] = value
@@ -139,11 +167,11 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                       query_groups={q: groups[q] for q in qrels if q in groups},
                       negation_field=datasets.negation_field(dataset) if negation else None, negation=negation,
                       negation_groups={q: negation_groups[q] for q in qrels if q in negation_groups} if negation else {},
-                      per_query_ids=list(qrels), units=_shared_units(parsed, qrels))
+                      per_query_ids=list(qrels), units=_shared_units(parsed, qrels), ties=ties)
 
 
 def score_run(dataset_id: str, dataset, qrels, run, label: str, measures, notes=(), *,
-              per_query: bool = False) -> Evaluation:
+              per_query: bool = False, ties: str = STOCK) -> Evaluation:
     """Score one run already read (and validated) against ``qrels``; no file is read.
 
     Parameters
@@ -164,8 +192,10 @@ def score_run(dataset_id: str, dataset, qrels, run, label: str, measures, notes=
         Notes carried into the result.
     per_query : bool
         Keep the per-query values.
+    ties : str
+        ``"stock"`` (default) or ``"one-ranking"``: see the module docstring.
     """
-    evaluation = _score(dataset_id, dataset, qrels, run, label, measures, list(notes), per_query)
+    evaluation = _score(dataset_id, dataset, qrels, run, label, measures, list(notes), per_query, check_ties(ties))
     evaluation.name = label
     return evaluation
 
@@ -203,7 +233,7 @@ def resolve_measures(dataset_id, qrels, measures=None):
 
 
 def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per_query: bool = False,
-             validate: bool = True, name: str | None = None) -> Evaluation:
+             validate: bool = True, name: str | None = None, ties: str = STOCK) -> Evaluation:
     """Evaluate a TREC run file on a registered dataset.
 
     Parameters
@@ -218,13 +248,17 @@ def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per
         Keep the per-query values in ``Evaluation.per_query``.
     validate : bool
         Validate the run first (default); ``False`` only parses it.
+    ties : str
+        ``"stock"`` (default): standard measures exactly as stock ir_measures computes them; ``"one-ranking"``:
+        every measure in the suite's one ranking (see the module docstring).
 
     Raises
     ------
     UserError
-        Unknown dataset or measure, unreadable, malformed or invalid run (the message lists the
+        Unknown dataset, measure or tie handling, unreadable, malformed or invalid run (the message lists the
         problems), or a run with no query in common with the dataset's qrels.
     """
+    check_ties(ties)
     if measures is not None:  # a bad measure is reported before any data is read
         measures = parse_measures(measures)
     dataset, qrels = load_judged(dataset_id)
@@ -239,20 +273,20 @@ def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per
         example = next(iter(run))
         raise UserError(f"{run_path}: no query of the run is judged in {dataset_id} (run query ids such as "
                         f"{example!r}; is the run for another dataset?)")
-    evaluation = _score(dataset_id, dataset, qrels, run, str(run_path), parsed, notes, per_query)
+    evaluation = _score(dataset_id, dataset, qrels, run, str(run_path), parsed, notes, per_query, ties)
     evaluation.name = name
     return evaluation
 
 
 def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | str = 0, per_query: bool = False,
                   validate: bool = True, names=None, permutations: int | None = None,
-                  progress: bool = False) -> Comparison:
+                  progress: bool = False, ties: str = STOCK) -> Comparison:
     """Evaluate several runs on one dataset and test each against the baseline.
 
     ``baseline`` is an index into ``run_paths`` or a path / file name / name among them (default: the
     first run). Significance: see :mod:`negplugins.evaluation.significance`; ``permutations`` of the randomization
     test is 1 to :data:`~negplugins.options.MAX_PERMUTATIONS` (default 10,000); ``progress`` shows a
-    progress bar on standard error for long randomization tests.
+    progress bar on standard error for long randomization tests; ``ties`` as in :func:`evaluate`.
 
     Raises
     ------
@@ -261,6 +295,7 @@ def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | 
     """
     from ..io.trec import read_run
 
+    check_ties(ties)
     if permutations is not None:
         check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
     run_paths = [str(p) for p in run_paths]
@@ -277,19 +312,23 @@ def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | 
         run = read_valid_run(dataset_id, dataset, path, notes) if validate else read_run(path)
         loaded.append((label, path, run))
     return compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index, per_query=per_query,
-                          permutations=permutations, progress=progress)
+                          permutations=permutations, progress=progress, ties=ties)
 
 
 def compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index=0, *, per_query=False,
-                   permutations=None, progress=False) -> Comparison:
-    """Score already read (and validated) runs ``[(label, path, run), ...]`` and test them against one."""
+                   permutations=None, progress=False, ties=STOCK) -> Comparison:
+    """Score already read (and validated) runs ``[(label, path, run), ...]`` and test them against one.
+
+    ``ties`` as in :func:`evaluate`; the significance tests compare the per-query values it gives.
+    """
     from . import significance
 
+    check_ties(ties)
     evaluations = []
     for label, path, run in loaded:
         if not qrels.keys() & run.keys():
             raise UserError(f"{path}: no query of the run is judged in {dataset_id} (is the run for another dataset?)")
-        evaluation = _score(dataset_id, dataset, qrels, run, str(path), parsed, notes, True)
+        evaluation = _score(dataset_id, dataset, qrels, run, str(path), parsed, notes, True, ties)
         evaluation.name = label
         evaluations.append(evaluation)
     permutations = significance.PERMUTATIONS if permutations is None else permutations
@@ -300,7 +339,7 @@ def compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index
         for evaluation in evaluations:
             evaluation.per_query = None
     return Comparison(dataset=dataset_id, measures=measure_names, evaluations=evaluations, baseline=base_index,
-                      tests=tests, notes=notes, permutations=permutations)
+                      tests=tests, notes=notes, permutations=permutations, ties=ties)
 
 
 def _labels(run_paths) -> list[str]:

@@ -23,6 +23,7 @@ Every command writes through :func:`atomic_writer` (files) or :func:`atomic_dire
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import fcntl
 import json
@@ -35,10 +36,12 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..errors import UserError
+from ..errors import OutputError, UserError
+from .destinations import check_destination
+from .interrupts import deferred_signals
 
-__all__ = ["MARKER", "OutputError", "atomic_writer", "atomic_directory", "scratch_directory", "output_lock",
-           "check_file_output", "check_folder_output", "check_free_space", "write_marker", "same_file"]
+__all__ = ["MARKER", "OutputError", "atomic_writer", "written_together", "pending_file", "atomic_directory",
+           "scratch_directory", "output_lock", "check_file_output", "check_folder_output", "check_free_space", "write_marker", "same_file"]
 
 #: File written into every folder the suite creates: ``{"written_by": "negplugins", "files": [...]}``.
 MARKER = "negplugins-output.json"
@@ -47,10 +50,6 @@ LEGACY_MANIFESTS = ("negplugins-index.json", "negplugins-shard.json")
 _RUN_ENDINGS = (".trec", ".trec.gz", ".meta.json")
 #: Largest :data:`MARKER` read (it lists file names: 64 MiB is about half a million of them).
 MAX_MARKER_BYTES = 64 * 1024 * 1024
-
-
-class OutputError(UserError):
-    """An output would replace something the suite did not create, or one of the command's inputs."""
 
 
 def _umask() -> int:
@@ -87,6 +86,15 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
+def _inside(path: Path, folder) -> bool:
+    """Whether ``path`` lies inside the folder ``folder`` (links resolved, so ``idx/../idx/x`` is inside ``idx``)."""
+    try:
+        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    except (OSError, ValueError):
+        return False
+    return root in real.parents
+
+
 def _kind(mode: int) -> str | None:
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISBLK, "a block device")):
@@ -104,6 +112,7 @@ def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
         With one line naming the output and what was expected.
     """
     path = Path(path)
+    check_destination(path)
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -111,8 +120,13 @@ def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
     if mode is not None and _kind(mode):
         raise OutputError(f"{path}: is {_kind(mode)}; the output must be a regular file")
     for source in inputs:
-        if source is not None and same_file(path, source):
+        if source is None:
+            continue
+        if same_file(path, source):
             raise OutputError(f"{path}: is the same file as the input {source}; write the output to another file")
+        if os.path.isdir(source) and _inside(path, source):
+            raise OutputError(f"{path}: is inside {source}, which this command reads; write the output elsewhere "
+                              f"(--force replaces a previous output, never an input of the same command)")
 
 
 @contextlib.contextmanager
@@ -146,15 +160,73 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
     if path.is_symlink():
         path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp, group = None, _GROUP.get()
     try:
+        with deferred_signals():  # the temporary file exists only once ``tmp`` names it, for the cleanup below
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, mode, **text) as f:
             yield f
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
+        if group is not None:  # renamed with the others at the end of written_together()
+            group.append((Path(tmp), path))
+            tmp = None
+            return
+        with deferred_signals() as pending:
+            if not pending:  # a signal that came just before leaves the previous file
+                os.replace(tmp, path)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        with deferred_signals():
+            if tmp is not None and os.path.lexists(tmp):
+                os.unlink(tmp)
+
+
+_GROUP: contextvars.ContextVar[list | None] = contextvars.ContextVar("negplugins_written_together", default=None)
+
+
+@contextlib.contextmanager
+def written_together():
+    """Files written with :func:`atomic_writer` in the block appear together when it ends (a run and its sidecar).
+
+    Each is written to its temporary file as usual; none is renamed into place until the block ends, and
+    then all are, with SIGINT and SIGTERM held back, so that an interrupted command never leaves a new run
+    beside the sidecar of the previous one. If the block fails, or a signal came just before the end, none
+    appears and every previous file is left as it was. Read what was written so far with
+    :func:`pending_file`.
+    """
+    group: list[tuple[Path, Path]] = []
+    token = _GROUP.set(group)
+    try:
+        yield
+        _GROUP.reset(token)
+        token = None
+        with deferred_signals() as pending:
+            if not pending:
+                for tmp, path in group:
+                    os.replace(tmp, path)
+    finally:
+        if token is not None:
+            _GROUP.reset(token)
+        with deferred_signals():
+            for tmp, _ in group:
+                if os.path.lexists(tmp):
+                    os.unlink(tmp)
+
+
+def pending_file(path: str | os.PathLike) -> Path:
+    """The file that holds what was last written to ``path`` in :func:`written_together`'s block, else ``path``."""
+    where = _where(path)
+    for tmp, destination in reversed(_GROUP.get() or []):
+        if _where(destination) == where:
+            return tmp
+    return Path(path)
+
+
+def _where(path: str | os.PathLike) -> str:
+    """``path`` as :func:`atomic_writer` writes it: a symbolic link followed, the folder's links resolved."""
+    path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
+    return os.path.join(os.path.realpath(path.parent), path.name)
 
 
 # -- folders ---------------------------------------------------------------------------------------
@@ -240,6 +312,7 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
         With one line naming the folder and why it is not replaced.
     """
     path = Path(path)
+    check_destination(path)
     resolved = path.resolve()
     cwd = Path.cwd().resolve()
     if path.is_symlink():
@@ -308,20 +381,19 @@ def output_lock(path: str | os.PathLike):
         _HELD[key] += 1
         try:
             yield lock
-        finally:
-            _HELD[key] -= 1
+        finally:  # the outer holder may have released already (a second Ctrl-C cut the unwinding short)
+            if key in _HELD:
+                _HELD[key] -= 1
         return
     timeout = _lock_timeout()
     deadline = None if timeout is None else time.monotonic() + timeout
     told = False
-    while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as error:
-                if error.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
+    fd, held = -1, False
+    try:
+        while not held:
+            with deferred_signals():  # an interrupted wait closes what it opened (below)
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+            if not _try_lock(fd):
                 if not told:
                     print(f"negplugins: waiting for another negplugins command writing {path} (lock {lock})",
                           file=sys.stderr, flush=True)
@@ -329,39 +401,72 @@ def output_lock(path: str | os.PathLike):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise OutputError(f"{path}: another negplugins command is writing it (lock {lock} held for more "
                                       f"than {timeout:g} s); try again when it has finished") from None
-                os.close(fd)
-                fd = -1
+                fd = _close(fd)
                 time.sleep(0.2)
                 continue
-            try:  # the holder before us may have removed the file we locked: lock the current one
-                current = os.stat(lock)
-            except FileNotFoundError:
-                current = None
-            if current is None or not os.path.samestat(current, os.fstat(fd)):
-                os.close(fd)
-                fd = -1
-                continue
-            _HELD[key] = 1
-            try:
-                yield lock
-            finally:
-                del _HELD[key]
+            # the holder before us may have removed the file we locked: lock the current one
+            held = _is_current(lock, fd)
+            if not held:
+                fd = _close(fd)
+        _HELD[key] = 1
+        yield lock
+    finally:
+        with deferred_signals():
+            _HELD.pop(key, None)
+            # ours, or a lock file this process created and was interrupted before locking: nobody else holds it
+            if fd >= 0 and (held or (_try_lock(fd) and _is_current(lock, fd))):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(lock)
-            return
-        finally:
-            if fd >= 0:
-                os.close(fd)
+            _close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the exclusive ``flock`` on ``fd`` without waiting; ``False`` if another process holds it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        return False
+    return True
+
+
+def _is_current(lock: Path, fd: int) -> bool:
+    """Whether ``fd`` is the file now at ``lock`` (a releasing holder removes the file it locked)."""
+    try:
+        return os.path.samestat(os.stat(lock), os.fstat(fd))
+    except FileNotFoundError:
+        return False
+
+
+def _close(fd: int) -> int:
+    if fd >= 0:
+        os.close(fd)
+    return -1
 
 
 def _remove_stale_partials(path: Path) -> None:
-    """Remove ``.<name>.*.partial`` leftovers of killed builds; only called while holding ``path``'s lock."""
+    """Clean up after killed builds of ``path``; only called while holding ``path``'s lock.
+
+    ``.<name>.*.partial`` leftovers are removed, except a previous output that a build killed outright
+    (SIGKILL, a power cut) had moved aside (``.<name>.old-*.partial/<name>``) and not yet replaced: when
+    ``path`` is missing, that output is put back first.
+    """
+    for stale in sorted(path.parent.glob(f".{glob_escape(path.name)}.old-*.partial")):
+        aside = stale / path.name
+        if stale.is_dir() and not stale.is_symlink() and os.path.lexists(aside) and not os.path.lexists(path):
+            os.replace(aside, path)
     for stale in path.parent.glob(f".{glob_escape(path.name)}.*.partial"):
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
+        _remove(stale)
+
+
+def _remove(path: Path) -> None:
+    """Remove the file or folder ``path`` if it exists (a folder's symbolic link is removed, not followed)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def glob_escape(name: str) -> str:
@@ -378,11 +483,15 @@ def scratch_directory(path: str | os.PathLike, label: str = "scratch"):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{label}-", suffix=".partial", dir=path.parent))
+    tmp = None
     try:
+        with deferred_signals():
+            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{label}-", suffix=".partial", dir=path.parent))
         yield tmp
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with deferred_signals():
+            if tmp is not None:
+                _remove(tmp)
 
 
 @contextlib.contextmanager
@@ -393,6 +502,13 @@ def atomic_directory(path: str | os.PathLike, *, legacy: Callable[[Path], bool] 
     block and again before the swap). :data:`MARKER` is written into the new folder, listing its files.
     The build holds :func:`output_lock` on ``path``; leftovers of interrupted builds
     (``.<name>.*.partial``) are never read, and are removed by the next build.
+
+    The swap is all or nothing, whatever stops the command: the previous folder is moved aside, the new
+    one renamed into place, and the previous one removed, with SIGINT and SIGTERM held back
+    (:func:`negplugins.io.interrupts.deferred_signals`). A signal that came before the new folder was in
+    place, or an error at any step, puts the previous folder back (and removes the new one), so the
+    command exits 130 (143) with ``path`` exactly as it was; a signal that came after the new folder was in
+    place (while the previous one was being removed) is delivered once the removal is done.
 
     Parameters
     ----------
@@ -405,24 +521,63 @@ def atomic_directory(path: str | os.PathLike, *, legacy: Callable[[Path], bool] 
     check_folder_output(path, legacy)
     with output_lock(path):
         _remove_stale_partials(path)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
-        old = None
+        tmp = None
         try:
+            with deferred_signals():
+                tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
             yield tmp
             write_marker(tmp)
             os.chmod(tmp, 0o777 & ~_umask())
-            if path.exists():
-                check_folder_output(path, legacy)
-                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", suffix=".partial", dir=path.parent))
-                os.replace(path, old / path.name)
-            try:
-                os.replace(tmp, path)
-            except OSError:
-                if old is not None:  # put the previous output back
-                    os.replace(old / path.name, path)
-                raise
+            _swap(tmp, path, legacy)
         finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
+            with deferred_signals():
+                if tmp is not None:
+                    _remove(tmp)
+
+
+def _swap(new: Path, path: Path, legacy: Callable[[Path], bool] | None) -> None:
+    """Put the folder ``new`` at ``path``, the previous ``path`` removed; on any failure or signal, undo."""
+    with deferred_signals() as pending:
+        aside = None
+        committed = False
+        try:
+            if pending:  # a signal came just before: the previous folder stays, untouched
+                return
+            if os.path.lexists(path):
+                check_folder_output(path, legacy)
+                aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", suffix=".partial", dir=path.parent))
+                os.replace(path, aside / path.name)
+            os.replace(new, path)
+            committed = not pending  # the point of no return: a signal before it undoes the swap
+            if not committed:
+                _undo_swap(new, path, aside)
+        except BaseException as error:
+            _undo_swap(new, path, aside, error)
+            raise
+        finally:
+            if aside is not None and (committed or not os.path.lexists(aside / path.name)):
+                _remove(aside)
+
+
+def _undo_swap(new: Path, path: Path, aside: Path | None, error: BaseException | None = None) -> None:
+    """Put the previous folder (in ``aside``) back at ``path`` and the new one back at ``new``.
+
+    What moved is read off the file system, so this is right whichever step the swap stopped at.
+
+    Raises
+    ------
+    OutputError
+        The previous folder could not be put back (it stays in ``aside``, where the next build restores it).
+    """
+    moved_aside = aside is not None and os.path.lexists(aside / path.name)
+    try:
+        if not os.path.lexists(new) and os.path.lexists(path):  # the new folder is at ``path``
+            os.replace(path, new)
+        if moved_aside:
+            os.replace(aside / path.name, path)
+    except OSError as failure:
+        kept = f"; the previous one is kept in {aside / path.name}" if moved_aside else ""
+        raise OutputError(f"{path}: could not be replaced ({error or 'interrupted'}), nor put back as it was "
+                          f"({failure}){kept}") from error
+
+

@@ -47,7 +47,7 @@ from importlib import metadata as _importlib_metadata
 from pathlib import Path
 
 from ..errors import UserError
-from .files import atomic_writer
+from .files import atomic_writer, pending_file
 
 __all__ = ["REQUIRED_FIELDS", "metadata_path", "write_metadata", "read_metadata", "read_sidecar", "sidecar_problems",
            "run_tag_problems", "file_sha256", "package_versions", "current_command", "source_commit",
@@ -235,7 +235,7 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
     """
     record = {
         "run": Path(run_path).name,
-        "run_sha256": file_sha256(run_path),
+        "run_sha256": file_sha256(pending_file(run_path)),  # the run not yet in place, in written_together()
         "dataset": dataset,
         "runner": runner,
         "system": system,

@@ -124,8 +124,8 @@ def check_run_format(path: str | os.PathLike) -> int:
 def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
     """``(doc_id, score)`` in the suite's one ranking: decreasing score, equal scores by doc id descending.
 
-    The order every measure scores (see :mod:`negplugins.measures.ranking`), so a run written in it
-    has ranks that agree with its evaluation.
+    The order the suite's measures score (see :mod:`negplugins.measures.ranking`), and the one in which trec_eval
+    and pytrec_eval's measures read exact ties, so a run written in it has ranks that agree with its evaluation.
     """
     from ..measures.ranking import canonical_order
 

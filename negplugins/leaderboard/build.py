@@ -348,6 +348,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
         "significance": "paired randomization test (10000 sign flips or exact, fixed seed) and paired t-test "
                         "against the baseline on queries with a value in both runs, Holm-corrected across runs "
                         "per measure; 95% CI: t-based, of the mean per-query difference",
+        "ties": comparison.ties,
         "notes": list(comparison.notes),
         "negation_split": None if not base.negation else {
             "field": base.negation_field, "negation_values": [str(v) for v in spec.negation_split[1]],
@@ -518,7 +519,7 @@ def _paper_only_record(dataset_id: str) -> dict:
     return {
         "dataset": dataset_id, "family": spec.name, "slug": datasets.slug(dataset_id), "measures": measures,
         "primary": measures[0], "lower_is_better": [m for m in measures if lower_is_better(m)], "queries": None,
-        "breakdown_field": None, "subsets": {}, "baseline": None, "significance": "", "notes": [],
+        "breakdown_field": None, "subsets": {}, "baseline": None, "significance": "", "ties": None, "notes": [],
         "negation_split": None, "doc_field": None, "runs": [],
     }
 

@@ -22,6 +22,7 @@ from ir_datasets_ext.benchmark import benchmarks
 from ..evaluation.reports import best_marks, markdown_text
 from ..evaluation.significance import ALPHA
 from ..io.sidecars import COMMIT_KEY
+from ..measures.ranking import STOCK, TIE_HANDLING
 
 __all__ = ["json_text", "markdown", "html_page", "best_runs", "index_record", "index_markdown", "index_html",
            "reproduction_record", "reproduction_markdown", "reproduction_html"]
@@ -137,6 +138,12 @@ def _subset_header(record, subset) -> str:
     return f"{subset} ({count})" if count is not None else str(subset)
 
 
+def _ties_sentence(record) -> str:
+    """How the page's numbers order tied documents (the evaluation's ``ties``, docs/measures.md)."""
+    ties = record.get("ties") or STOCK
+    return f"Ties: {ties}, {TIE_HANDLING[ties]} (docs/measures.md)."
+
+
 # -- Markdown ---------------------------------------------------------------------------------------
 
 def _md_intro(record) -> list[str]:
@@ -148,7 +155,7 @@ def _md_intro(record) -> list[str]:
             f"{' (lower is better)' if record['primary'] in record['lower_is_better'] else ''}. "
             f"↓ = lower is better. **Bold** = best (every run tied for it; none where all runs tie). "
             f"† = differs from the baseline {_md(record['baseline'])} "
-            f"(paired randomization test, Holm-corrected, p < {ALPHA}).", ""]
+            f"(paired randomization test, Holm-corrected, p < {ALPHA}). {_ties_sentence(record)}", ""]
 
 
 def _md_reported_table(record) -> list[str]:
@@ -555,8 +562,9 @@ def html_page(record) -> str:
         body.append(f"<p>{record['queries']} judged queries. Sorted by {_e(record['primary'])}; click a column header "
                     f"to sort. ↓ = lower is better. <b>Bold</b> = best (every run tied for it; none where all runs "
                     f"tie). † = differs from the baseline <b>{_e(record['baseline'])}</b> "
-                    f"(paired randomization test, Holm-corrected, p &lt; {ALPHA}). Rows in grey italics are the numbers "
-                    f"{REPORTED_LABEL} ({_paper_link_html(record)}): never ranked or tested.</p>")
+                    f"(paired randomization test, Holm-corrected, p &lt; {ALPHA}). {_e(_ties_sentence(record))} "
+                    f"Rows in grey italics are the numbers {REPORTED_LABEL} ({_paper_link_html(record)}): never "
+                    f"ranked or tested.</p>")
     else:
         body.append("<p>No contributed run yet (see <code>runs/README.md</code> to add one)."
                     + (f" The rows in grey italics are the numbers {REPORTED_LABEL} ({_paper_link_html(record)}), "

@@ -9,11 +9,12 @@ points accept them, also mixed with standard measures::
 
     ir_measures.calc_aggregate([RightRank@10, DeltaMRR@10, ir_measures.nDCG@10], qrels, run)
 
-Negatives are judgements with relevance < 0. Every measure, standard or negation, scores the suite's
-one ranking (score descending at full precision, ties by doc_id descending), documented and enforced in
-:mod:`negplugins.measures.ranking`; PairedAcc compares raw scores, so a tie counts as wrong there. Each measure is averaged only over the
-queries it is defined on (see docs/measures.md); values are never rounded. Qrels without
-negatives raise :class:`NoNegativesWarning` and the measures are absent from the results.
+Negatives are judgements with relevance < 0. The suite's measures score its one ranking (score descending at
+full precision, ties by doc_id descending), which their provider computes itself (documented in
+:mod:`negplugins.measures.ranking`); PairedAcc compares raw scores, so a tie counts as wrong there. Registering
+them changes nothing else in ir_measures: ``RR``, ``nDCG`` and every other stock measure keep their stock values,
+ties included. Each measure is averaged only over the queries it is defined on (see docs/measures.md); values are
+never rounded. Qrels without negatives raise :class:`NoNegativesWarning` and the measures have no value.
 """
 
 #: True while this package is being imported. Its first import of ir_measures runs the import hook's

@@ -1,16 +1,19 @@
 """The ir_measures provider that computes the negation measures.
 
-Rankings are the suite's one ranking (score descending at full precision, ties by doc_id descending;
-see :mod:`negplugins.measures.ranking`, where the convention is documented). PairedAcc compares a
-query's two raw scores, not ranks, so a tie is wrong there; given a
-:class:`~negplugins.measures.ranking.CanonicalRun` it reads the raw scores the run was ranked from.
+The provider ranks every run it is given itself, in the suite's one ranking (score descending at full
+precision, ties by doc_id descending; see :mod:`negplugins.measures.ranking`, where the convention is
+documented), from the scores as they are: whichever ir_measures entry point, PyTerrier or ``negplugins evaluate``
+calls it, the suite's measures see the same order. PairedAcc compares a query's two raw scores, not ranks, so a
+tie is wrong there.
 
 The provider emits a value only for the queries a measure is defined on: PosRR on queries with a
 positive, DeltaMRR, DeltaR and RightRank on queries with at least one positive and one negative,
 NegRecall on queries with at least one negative, LSNC on every judged query (``over='judged'``) or on
 those with a negative (``over='labelled'``), PairedAcc on the queries of complete pairs. A defined query missing from the
 run still gets its value (its documents have no rank). Queries of the run that the qrels do not
-judge are ignored, as ir_measures does.
+judge are ignored, as ir_measures does. Where these measures are asked for together with standard ones in one
+call, ir_measures' own ``FallbackEvaluator`` fills every other judged query with the measures' ``DEFAULT``, NaN
+("undefined"); their aggregator skips it.
 """
 
 import os
@@ -25,7 +28,7 @@ from ir_measures.util import QrelsConverter, RunConverter
 from . import declarations
 from .formulas import RANK_FORMULAS, Judgements
 from .pairs import find_pairs, query_correct
-from .ranking import CanonicalRun, check_finite, judged_ranks
+from .ranking import check_finite, judged_ranks
 
 
 class NoNegativesWarning(UserWarning):
@@ -156,13 +159,22 @@ class NegationEvaluator(providers.Evaluator):
             self.rank_measures.append((measure, RANK_FORMULAS[measure.NAME], measure['cutoff'], measure_judgements))
         self.paired_measures = [m for m in measures if m.NAME not in RANK_FORMULAS]
 
+    def iter_calc(self, run):
+        """Yield the per-query values of the queries each measure is defined on, and nothing for the others.
+
+        ir_measures' ``Evaluator.iter_calc`` would fill those with the measure's ``DEFAULT`` (NaN); this evaluator
+        leaves them out, so that ``iter_calc`` of the suite's measures alone lists defined values only.
+
+        Raises
+        ------
+        NonFiniteScoreError
+            A score of the run is NaN or infinite.
+        """
+        return self._iter_calc(run)
+
     def _iter_calc(self, run):
         run = RunConverter(run).as_dict_of_dict()
-        if isinstance(run, CanonicalRun):
-            raw_scores = run.raw_scores
-        else:
-            check_finite(run)
-            raw_scores = run
+        check_finite(run)
         for measure, formula, cutoff, judgements in self.rank_measures:
             for query_id, judgement in judgements.items():
                 ranks = judged_ranks(run.get(query_id, {}), judgement.positives + judgement.negatives)
@@ -171,7 +183,7 @@ class NegationEvaluator(providers.Evaluator):
                     yield Metric(query_id, measure, value)
         for measure in self.paired_measures:
             for pair in self.pairs:
-                value = float(all(query_correct(member, raw_scores) for member in pair))
+                value = float(all(query_correct(member, run) for member in pair))
                 for member in pair:
                     yield Metric(member.query_id, measure, value)
 

@@ -1,29 +1,39 @@
-"""The one ranking every measure of the suite scores.
+"""The one ranking the suite's own measures score, and how stock ir_measures orders ties.
 
 **Convention.** A query's run is ranked by score descending, compared at full (double) precision;
 documents with equal scores are ordered by doc_id descending (the larger string first, compared by
 code point, which for UTF-8 is trec_eval's byte order). This is trec_eval's convention. Ranks are
 1-based; a document missing from the run has no rank.
 
-**Why one place.** ir_measures hands different measures to different providers, and they do not agree
-on ties: its ``msmarco`` provider (``RR@k``) breaks them by doc_id ascending, ``pytrec_eval``
-(``nDCG``, ``R@k``, ``Success@k``, ``P@k``, ``AP``, ...) compares scores as single-precision floats, so
-1.0000001 and 1.0 tie there. Once the suite is registered, every evaluation through ir_measures'
-default pipeline (``ir_measures.calc_aggregate``, ``iter_calc``, ``calc``, ``evaluator``, the
-``ir_measures`` command, PyTerrier's ``pt.Experiment``, ``negplugins evaluate`` and the leaderboards)
-first ranks each query once with :func:`canonical_order`, then hands every provider that order with the
-scores replaced by :func:`canonical_run`'s ``n, n-1, ..., 1`` (distinct, and exact in single precision
-below 2**24 documents a query), so all providers see the same strict order. Only the order of a query's
-documents is kept: no standard or negation measure of the suite reads score values beyond their order,
-except ``PairedAcc``, which compares a query's two raw scores (a tie is wrong there, as in NevIR) and
-is given the raw scores.
+**Where it applies.** The suite's own measures (PosRR, DeltaMRR, DeltaR, RightRank, NegRecall, LSNC) rank
+each query themselves with :func:`judged_ranks`, inside their provider (:mod:`negplugins.measures.provider`),
+whatever calls them: ``ir_measures.calc_aggregate`` / ``iter_calc``, the ``ir_measures`` command, PyTerrier's
+``pt.Experiment``, ``negplugins evaluate``. ``PairedAcc`` compares a query's two raw scores instead (a tie is
+wrong there, as in NevIR). The suite's runners write ties in this order too.
 
-Scores must be finite: a NaN or infinite score raises :class:`NonFiniteScoreError`, since NaN compares
-false with everything and each provider would place it differently.
+**Standard measures are stock.** The suite changes nothing in how ir_measures computes ``RR``, ``nDCG``,
+``AP``, ``P``, ``R``, ``Success``, ``Judged``, ...: each is computed by its stock provider, which orders ties its
+own way. In ir_measures 0.4.3 (read in its source, and measured):
 
-Minimal cases (qrels ``{a: 1, b: -1}``): the run ``{a: 1.0, b: 1.0}`` ranks ``b`` first, so RR@10 = 0.5,
-Success@1 = 0 and DeltaMRR@10 = -0.5 (before, RR@10 came out as 1); the run ``{a: 10.0000001, b: 10.0}``
-ranks ``a`` first, so R@1 = 1 and DeltaR@1 = 1 (before, R@1 came out as 0).
+* ``msmarco`` (``RR@k``) and ``judged`` (``Judged@k``): score descending at full precision, ties by doc_id
+  *ascending*;
+* ``pytrec_eval`` (``RR`` without a cutoff, ``nDCG``, ``AP``, ``P@k``, ``R@k``, ``Success@k``, ``Rprec``, ...):
+  trec_eval's order, on scores converted to single precision (its ``float sim``): ties by doc_id descending,
+  and scores that differ beyond single precision (10.0000001 and 10.0) tie.
+
+So one run's tie can count differently in ``RR@10`` and in ``RR``. ``negplugins evaluate`` gives these stock
+values by default (:data:`STOCK`); with :data:`ONE_RANKING` (``--ties one-ranking``) every standard measure is
+given :func:`canonical_run` of the run, whose scores ``n, n-1, ..., 1`` are distinct and exact in single
+precision below 2**24 documents a query, so every provider sees the one ranking. On the committed ComLQ runs
+only ``RR@10`` moves (docs/measures.md): BM25 0.591339 stock, 0.591396 in the one ranking.
+
+Scores must be finite: a NaN or infinite score raises :class:`NonFiniteScoreError` in the suite's measures
+and in :func:`canonical_run`, since NaN compares false with everything.
+
+Minimal cases (qrels ``{a: 1, b: -1}``): the run ``{a: 1.0, b: 1.0}`` ranks ``b`` first in the one ranking,
+so DeltaMRR@10 = -0.5 and, with ``--ties one-ranking``, RR@10 = 0.5 (stock ``RR@10``: 1.0, ``a`` first); the
+run ``{a: 10.0000001, b: 10.0}`` ranks ``a`` first, so DeltaR@1 = 1 and, with ``--ties one-ranking``, R@1 = 1
+(stock ``R@1``: 0, a single-precision tie that ``b`` wins).
 """
 
 import math
@@ -32,6 +42,17 @@ import numpy as np
 
 #: Largest number of documents of one query whose canonical scores are all exact in single precision.
 EXACT_FLOAT32_LIMIT = 2 ** 24
+
+#: ``negplugins evaluate --ties``: standard measures as stock ir_measures computes them (the default).
+STOCK = "stock"
+#: ``negplugins evaluate --ties``: every measure in the one ranking.
+ONE_RANKING = "one-ranking"
+#: Each tie handling and what it means, as evaluation outputs state it.
+TIE_HANDLING = {
+    STOCK: "standard measures as stock ir_measures computes them, each provider ordering tied documents its own "
+           "way; the suite's own measures in the one ranking",
+    ONE_RANKING: "every measure in the one ranking: score descending at full precision, ties by doc id descending",
+}
 
 
 class NonFiniteScoreError(ValueError):
@@ -77,17 +98,6 @@ def check_finite(run):
                                       'number; the measures need finite scores to rank the documents')
 
 
-class CanonicalRun(dict):
-    """A run in the one ranking: ``{query_id: {doc_id: n - rank + 1}}``, plus the raw scores.
-
-    It is a plain dict of dicts for every ir_measures provider (each query's dict lists its documents
-    best first, with distinct descending scores); ``raw_scores`` keeps the run it came from, for the
-    measures that compare scores (PairedAcc).
-    """
-
-    raw_scores = None
-
-
 def canonical_run(run):
     """Rank every query of a run once, in the one ranking, with distinct scores.
 
@@ -98,9 +108,9 @@ def canonical_run(run):
 
     Returns
     -------
-    CanonicalRun
-        query_id to doc_id to ``n - rank + 1`` (float), n being the query's number of documents, with
-        ``raw_scores`` set to ``run``.
+    dict of str to dict of str to float
+        query_id to doc_id to ``n - rank + 1``, n being the query's number of documents: the same order for
+        every ir_measures provider, whatever its precision and tie rule.
 
     Raises
     ------
@@ -109,10 +119,8 @@ def canonical_run(run):
     ValueError
         A query has 2**24 documents or more (its scores would no longer be exact in single precision).
     """
-    if isinstance(run, CanonicalRun):
-        return run
     check_finite(run)
-    canonical = CanonicalRun()
+    canonical = {}
     for query_id, scored_docs in run.items():
         n = len(scored_docs)
         if n >= EXACT_FLOAT32_LIMIT:
@@ -120,7 +128,6 @@ def canonical_run(run):
                              f'{EXACT_FLOAT32_LIMIT} a query')
         canonical[query_id] = {doc_id: float(n - position)
                                for position, doc_id in enumerate(canonical_order(scored_docs))}
-    canonical.raw_scores = run
     return canonical
 
 

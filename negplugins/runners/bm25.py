@@ -19,11 +19,19 @@ import os
 
 from .. import datasets
 from .._compat import jvm
+from ..io.files import written_together
 from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int, tqdm_disable
-from .lucene_index import check_lucene_index, dataset_language, lucene_index, read_manifest
+from .lucene_index import (
+    check_lucene_index,
+    dataset_language,
+    default_index_path,
+    lucene_index,
+    open_lucene,
+    read_manifest,
+)
 
 __all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
 
@@ -82,9 +90,10 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(threads, "--threads", 1, MAX_THREADS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
-    check_run_output(output, force=force)
+    check_run_output(output, inputs=[index], force=force)  # never into the index it searches, even with --force
     dataset = datasets.load(dataset_id)
     if index is None:
+        check_run_output(output, inputs=[default_index_path(dataset_id)], force=force)
         index, _ = lucene_index(dataset_id, threads=threads, reuse_slim=True)  # BM25 needs postings only
     else:
         check_lucene_index(index)
@@ -95,7 +104,7 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     jvm.configure()
     from pyserini.search.lucene import LuceneSearcher
 
-    searcher = LuceneSearcher(str(index))
+    searcher = open_lucene(lambda: LuceneSearcher(str(index)), index)
     if language != "en":
         searcher.set_language(language)
     searcher.set_bm25(k1, b)
@@ -110,12 +119,13 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found[query_id]]
             bar.update(len(batch))
 
-    with tqdm(total=len(order), desc=f"BM25 {dataset_id}", unit=" queries", disable=tqdm_disable(progress),
-              leave=False) as bar:
-        lines = write_run(output, results(bar), run_tag)
-    parameters = {"k1": k1, "b": b, "hits": hits}
-    write_metadata(output, dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
-                   parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},
-                   language=language, command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        with tqdm(total=len(order), desc=f"BM25 {dataset_id}", unit=" queries", disable=tqdm_disable(progress),
+                  leave=False) as bar:
+            lines = write_run(output, results(bar), run_tag)
+        parameters = {"k1": k1, "b": b, "hits": hits}
+        write_metadata(output, dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
+                       parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},
+                       language=language, command=command)
     return {"dataset": dataset_id, "index": str(index), "language": language, **parameters,
             "queries": len(order), "lines": lines, "run_tag": run_tag}

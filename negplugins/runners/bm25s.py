@@ -48,6 +48,7 @@ from importlib import metadata as _importlib_metadata
 
 from .. import datasets
 from ..errors import UserError
+from ..io.files import written_together
 from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
@@ -254,13 +255,14 @@ def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None
             empty += not ranked
             yield query_id, ranked
 
-    lines = write_run(output, results(), tag)
-    parameters = {**settings, "token_pattern": TOKEN_PATTERN, "lowercase": True, "dtype": "float64",
-                  "documents": len(doc_ids), "bm25s": _version("bm25s"), "PyStemmer": _version("PyStemmer")}
-    system = (f"BM25 (bm25s {settings['method']}) k1={settings['k1']:g} b={settings['b']:g}, "
-              f"stemmer {settings['stemmer']}, stop words {settings['stopwords']}"
-              + (f", preset {preset}" if preset else ""))
-    write_metadata(output, dataset=dataset_id, runner="bm25s", system=system, tag=tag, parameters=parameters,
-                   language=language, command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        lines = write_run(output, results(), tag)
+        parameters = {**settings, "token_pattern": TOKEN_PATTERN, "lowercase": True, "dtype": "float64",
+                      "documents": len(doc_ids), "bm25s": _version("bm25s"), "PyStemmer": _version("PyStemmer")}
+        system = (f"BM25 (bm25s {settings['method']}) k1={settings['k1']:g} b={settings['b']:g}, "
+                  f"stemmer {settings['stemmer']}, stop words {settings['stopwords']}"
+                  + (f", preset {preset}" if preset else ""))
+        write_metadata(output, dataset=dataset_id, runner="bm25s", system=system, tag=tag, parameters=parameters,
+                       language=language, command=command)
     return {"dataset": dataset_id, "language": language, **settings, "documents": len(doc_ids),
             "queries": len(order), "empty_queries": empty, "lines": lines, "run_tag": tag}

@@ -70,8 +70,10 @@ import hashlib
 import heapq
 import itertools
 import json
+import math
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,7 +81,9 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import atomic_directory, check_free_space
+from ..io.files import MARKER, atomic_directory, check_free_space, written_together
+from ..io.integrity import damage, file_records
+from ..io.interrupts import deferred_signals
 from ..io.jsonfile import read_json
 from ..io.outputs import check_run_output
 from ..io.sidecars import write_metadata
@@ -423,7 +427,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
                 "index_type": index_type}
     existing = read_manifest(path)
     if not rebuild and existing is not None and index_encoding(existing) == settings \
-            and _reusable(path, existing, expected, search_shards, budget):
+            and _reusable(path, existing, expected, search_shards, budget) and _undamaged(path, existing):
         return DenseIndex(path, True, False, list(range(existing.get("shard_num", 1))),
                           existing.get("shard_num", 1), existing)
     if path.exists() and existing is None and any(path.iterdir()):
@@ -438,6 +442,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         ids = corpus_ids.ids
     if not ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
+    if shard_num > len(ids):  # each shard is a folder: 10,000 of them for 36 documents took 125 MB
+        raise UserError(f"--shard-num {shard_num}: more shards than the {len(ids):,} documents of {corpus}; give at "
+                        f"most {len(ids):,}")
     # an encoder given by the caller brings its own (one without the attribute has nothing to calibrate)
     calibration = getattr(encoder, "calibration", None) if encoder is not None else calibration_texts(dataset_id, settings)
     if encoder is None:
@@ -466,8 +473,13 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         start, end = shard_bounds(len(ids), i, shard_num)
         want = dict(shard_expected, shard_id=i, start=start, end=end, docids_sha256=_ids_sha256(ids[start:end]))
         have = _read_json(shard_folder(i) / SHARD_MANIFEST)
-        return have is not None and {k: have.get(k) for k in want} == want \
+        done = have is not None and {k: have.get(k) for k in want} == want \
             and (shard_folder(i) / "index").is_file() and (shard_folder(i) / "docid").is_file()
+        damaged = damage(shard_folder(i), have.get("files"), hashes=False) if done else None  # sizes: cheap
+        if damaged:
+            raise UserError(f"{shard_folder(i)}: this finished shard of the dense index {path} is damaged ({damaged}); "
+                            f"remove the shard folder to have it encoded again, or rerun with --rebuild")
+        return done
 
     built = False
     todo = [i for i in ([shard_id] if shard_id is not None else range(shard_num)) if not finished(i)]
@@ -494,7 +506,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             _write_faiss(tmp, ids[start:end], vectors, encoder.dimension)
             manifest = dict(shard_expected, shard_id=i, start=start, end=end,
                             docids_sha256=_ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size,
-                            encoder=_encoder_record(encoder), engine=ray_engine.describe(engine)["name"])
+                            encoder=_encoder_record(encoder), engine=ray_engine.describe(engine)["name"],
+                            files=file_records(tmp, hashed=FAISS_FILES, skip=(SHARD_MANIFEST, MARKER)))
             (tmp / SHARD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         built = True
 
@@ -526,8 +539,10 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         with atomic_directory(path) as tmp:
             manifest["train_sample"] = _write_merged(tmp, folders, ids, encoder.dimension, index_type, train_sample,
                                                      budget, max_index_memory, label=str(path))
+            manifest["files"] = file_records(tmp, hashed=FAISS_FILES, skip=(MANIFEST, MARKER))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(shard_root, ignore_errors=True)
+    with deferred_signals():  # the shards are in the index now: no half-removed copy is left
+        shutil.rmtree(shard_root, ignore_errors=True)
     return DenseIndex(path, True, True, list(range(shard_num)), shard_num, manifest)
 
 
@@ -546,6 +561,18 @@ def _reusable(path: Path, existing: dict, expected: dict, search_shards: bool, b
         return False
     vector_bytes = int(existing.get("documents") or 0) * int(existing.get("dimension") or 0) * 4
     return budget is None or expected["index_type"] != DEFAULT_INDEX_TYPE or vector_bytes <= budget
+
+
+def _undamaged(path: Path, manifest: dict) -> bool:
+    """Whether an index of the suite about to be reused is whole; a damaged one is encoded again, with a note."""
+    for folder in _layout(path, manifest) or [path]:
+        try:
+            check_undamaged(folder)
+        except UserError as error:
+            print(f"negplugins: note: {str(error).split('; build it again')[0]}; encoding it again", file=sys.stderr,
+                  flush=True)
+            return False
+    return True
 
 
 def _link_tree(source: Path, target: Path) -> None:
@@ -626,6 +653,7 @@ def load_dense_index(path: str | os.PathLike):
     if not (path / "index").is_file() or not (path / "docid").is_file():
         raise UserError(f"{path}: dense index not found (expected the files 'index' and 'docid' of a faiss index "
                         f"folder; leave out --index to build one)")
+    check_undamaged(path)
     try:
         index = faiss.read_index(str(path / "index"))
     except RuntimeError as error:
@@ -635,6 +663,42 @@ def load_dense_index(path: str | os.PathLike):
     if index.ntotal != len(ids):
         raise UserError(f"{path}: the faiss index holds {index.ntotal} vectors but 'docid' lists {len(ids)} ids")
     return index, ids
+
+
+#: The files of a faiss index folder whose SHA-256 its manifest records (checked on open: faiss checks nothing).
+FAISS_FILES = ("index", "docid")
+_VERIFIED: dict[str, tuple] = {}
+
+
+def check_undamaged(folder: Path) -> None:
+    """Refuse a faiss index folder (one index, or a shard) whose files differ from its manifest's records.
+
+    The sizes and SHA-256 recorded when the suite built it (indexes built before they were recorded, and
+    Pyserini's, are not checked). A folder that passed is not hashed again in this process while its files
+    keep their size and modification time.
+
+    Raises
+    ------
+    UserError
+        One line naming the folder, what differs and how to rebuild it.
+    """
+    manifest = read_manifest(folder) or _read_json(folder / SHARD_MANIFEST)
+    records = (manifest or {}).get("files")
+    if not isinstance(records, dict):
+        return
+    try:
+        key = tuple((name, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns) for name in FAISS_FILES)
+    except OSError:
+        key = None
+    if key is not None and _VERIFIED.get(str(folder.resolve())) == key:
+        return
+    damaged = damage(folder, records)
+    if damaged:
+        raise UserError(f"{folder}: the dense index is damaged ({damaged}); build it again: rerun the search without "
+                        f"--index and with --rebuild (or 'negplugins search dense DATASET --rebuild' with the same "
+                        f"options)")
+    if key is not None:
+        _VERIFIED[str(folder.resolve())] = key
 
 
 def _layout(path: Path, manifest: dict | None) -> list[Path] | None:
@@ -674,9 +738,40 @@ def check_dense_index(path: str | os.PathLike) -> int:
     return faiss.downcast_index(first).d
 
 
+#: faiss search parameters that count something (probes, candidates, a factor): 0 or less makes faiss return
+#: one hit per query, silently (``efSearch=0`` on HNSW32: 1 hit of the 5 asked).
+POSITIVE_SEARCH_PARAMS = frozenset({"nprobe", "efSearch", "quantizer_efSearch", "k_factor", "k_factor_rf"})
+
+
+def check_search_params(search_params: str | None) -> None:
+    """Refuse ``--search-params`` that are not ``name=number`` pairs, or a count below 1.
+
+    Raises
+    ------
+    UserError
+        One line naming the setting and what is expected.
+    """
+    if not search_params:
+        return
+    for item in search_params.split(","):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or not name or number is None or not math.isfinite(number):
+            raise UserError(f"--search-params {search_params!r}: {item.strip()!r} is not NAME=NUMBER; e.g. nprobe=64 "
+                            f"(IVF) or efSearch=128 (HNSW), several separated by commas")
+        if name in POSITIVE_SEARCH_PARAMS and (number < 1 or number != int(number)):
+            raise UserError(f"--search-params {search_params!r}: {name} must be a whole number >= 1 (got {value.strip()}; "
+                            f"faiss would return one hit per query); e.g. {name}=128")
+
+
 def _set_search_params(index, search_params: str | None, where: Path) -> None:
     if not search_params:
         return
+    check_search_params(search_params)
     import faiss
 
     try:
@@ -875,7 +970,7 @@ def _settings_for_index(index_path: Path, built_with: dict | None, ref: ModelRef
     if built_with is None:  # an index without our manifest (pyserini.encode): trust the options
         return encoder_settings(ref, role="passage", **options)
     flags = {"pooling": "--pooling", "normalize": "--normalize/--no-normalize", "max_length": "--max-length",
-             "prefix": "--passage-prefix"}
+             "prefix": "--passage-prefix", "backend": "--backend", "dtype": "--dtype"}
     for key, flag in flags.items():
         if options[key] is not None and options[key] != built_with.get(key):
             raise UserError(f"{index_path}: the index was encoded with {flag} {built_with.get(key)!r}, not "
@@ -974,8 +1069,12 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     _check_shards(shard_id, shard_num)
+    check_search_params(search_params)
     ray_engine.engine_of(engine)
-    check_run_output(output, force=force)
+    if index is not None:  # never into the index it searches, even with --force
+        check_run_output(output, inputs=[index, shards_path(index)], force=force)
+    else:
+        check_run_output(output, force=force)
     dataset = datasets.load(dataset_id)
     texts = datasets.query_texts(dataset)
     order = pyserini_topic_order(texts)
@@ -1028,6 +1127,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             passage = encoder_settings(ref, prefix=passage_prefix, role="passage", backend=backend, dtype=dtype,
                                        **shape)
             index_path = default_dense_index_path(dataset_id, ref, passage)
+            check_run_output(output, inputs=[index_path, shards_path(index_path)], force=force)
             calibration = calibration_texts(dataset_id, passage)
             encoder = DenseEncoder(ref, role="passage", device=device, cache=encoders_path(index_path),
                                    calibration=calibration, **passage)
@@ -1061,28 +1161,29 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         query_vectors = encode_texts(query, [texts[q] for q in order], batch_size, bar)
     ranking = search_index_folder(index_path, query_vectors, hits, search_params)
     tag = run_tag or f"dense-{datasets.slug(ref.name)}"
-    lines = write_run(output, zip(order, ranking), tag)
-    built_type = (manifest or {}).get("index_type", DEFAULT_INDEX_TYPE if manifest else None)
-    layout = (manifest or {}).get("layout", "merged")
-    parameters = {"hits": hits, "batch_size": batch_size, "max_length": passage["max_length"],
-                  "pooling": passage["pooling"], "normalized": passage["normalize"], "similarity": "inner_product",
-                  "shard_num": (manifest or {}).get("shard_num", shard_num), "index_type": built_type,
-                  "index_layout": layout, "search_params": search_params, "backend": passage["backend"],
-                  "dtype": passage["dtype"], "device": query.device, "passage_prefix": passage["prefix"],
-                  "query_prefix": query.prefix, "passage_encoding": passage,
-                  "query_encoding": {"model": query.ref.metadata(), **query.metadata()}}
-    parameters["engine"] = ray_engine.describe(engine)
-    described = "IndexFlatIP" if built_type == DEFAULT_INDEX_TYPE else built_type or "index"
-    if layout == "shards":
-        described += f", exact search over {len((manifest or {}).get('shards') or [])} shards"
-    normalised = ", L2-normalised" if passage["normalize"] else ""
-    queries_by = f", queries by {query.ref.name}" if query_ref is not None else ""
-    write_metadata(output, dataset=dataset_id, runner="dense",
-                   system=f"dense {ref.name}{queries_by} (faiss {described}, {passage['pooling']} pooling{normalised}, "
-                          f"{passage['backend']} {passage['dtype']})",
-                   tag=tag, parameters=parameters, model=ref.metadata(),
-                   index={"path": str(index_path), "manifest": manifest},
-                   language=dataset_language(dataset), command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        lines = write_run(output, zip(order, ranking), tag)
+        built_type = (manifest or {}).get("index_type", DEFAULT_INDEX_TYPE if manifest else None)
+        layout = (manifest or {}).get("layout", "merged")
+        parameters = {"hits": hits, "batch_size": batch_size, "max_length": passage["max_length"],
+                      "pooling": passage["pooling"], "normalized": passage["normalize"], "similarity": "inner_product",
+                      "shard_num": (manifest or {}).get("shard_num", shard_num), "index_type": built_type,
+                      "index_layout": layout, "search_params": search_params, "backend": passage["backend"],
+                      "dtype": passage["dtype"], "device": query.device, "passage_prefix": passage["prefix"],
+                      "query_prefix": query.prefix, "passage_encoding": passage,
+                      "query_encoding": {"model": query.ref.metadata(), **query.metadata()}}
+        parameters["engine"] = ray_engine.describe(engine)
+        described = "IndexFlatIP" if built_type == DEFAULT_INDEX_TYPE else built_type or "index"
+        if layout == "shards":
+            described += f", exact search over {len((manifest or {}).get('shards') or [])} shards"
+        normalised = ", L2-normalised" if passage["normalize"] else ""
+        queries_by = f", queries by {query.ref.name}" if query_ref is not None else ""
+        write_metadata(output, dataset=dataset_id, runner="dense",
+                       system=f"dense {ref.name}{queries_by} (faiss {described}, {passage['pooling']} pooling{normalised}, "
+                              f"{passage['backend']} {passage['dtype']})",
+                       tag=tag, parameters=parameters, model=ref.metadata(),
+                       index={"path": str(index_path), "manifest": manifest},
+                       language=dataset_language(dataset), command=command)
     return {"dataset": dataset_id, "index": str(index_path), "complete": True, "model": ref.id,
             "query_encoder": query.ref.id, **parameters, "queries": len(order), "lines": lines, "run_tag": tag,
             "notes": list(dict.fromkeys(notes + list(query.notes)))}

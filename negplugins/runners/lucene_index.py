@@ -14,11 +14,13 @@ from pathlib import Path
 from .. import datasets
 from .._compat import jvm
 from ..errors import UserError
-from ..io.files import atomic_directory, check_folder_output, check_free_space, output_lock
+from ..io.files import MARKER, atomic_directory, check_folder_output, check_free_space, output_lock
+from ..io.integrity import damage, file_records
 from ..io.jsonfile import read_json
 from ..options import MAX_THREADS, check_int
 
-__all__ = ["MANIFEST", "anserini_indexer", "check_lucene_index", "default_index_path", "lucene_index", "read_manifest"]
+__all__ = ["MANIFEST", "anserini_indexer", "check_lucene_index", "check_undamaged", "default_index_path", "lucene_index",
+           "open_lucene", "read_manifest"]
 
 #: File inside every index the suite builds; an index without it is never reused.
 MANIFEST = "negplugins-index.json"
@@ -101,7 +103,59 @@ def check_lucene_index(index: str | os.PathLike) -> Path:
     if not any(p.is_file() for p in path.glob("segments_*")):
         raise UserError(f"{path}: is not a Lucene index (no segments_N file); expected a folder built by "
                         f"'negplugins index' or Pyserini")
+    check_undamaged(path, manifest)
     return path
+
+
+def rebuild_hint(path: Path, manifest: dict | None) -> str:
+    """The command that builds the index ``path`` again (its dataset from the manifest, when the suite built it)."""
+    if manifest and manifest.get("kind") == "impact":
+        return f"rebuild it with 'negplugins search splade {manifest.get('dataset') or 'DATASET'} --index {path} " \
+               f"--rebuild ...', or with the Pyserini command that built it"
+    dataset = (manifest or {}).get("dataset") or "DATASET"
+    return f"rebuild it with 'negplugins index {dataset} --index {path} --rebuild' (or the Pyserini command that " \
+           f"built it)"
+
+
+def check_undamaged(path: Path, manifest: dict | None) -> None:
+    """Refuse a Lucene index of the suite whose files differ from those recorded when it was built.
+
+    Raises
+    ------
+    UserError
+        One line naming the index, the damage and the command that rebuilds it.
+    """
+    damaged = damage(path, (manifest or {}).get("files"))
+    if damaged:
+        raise UserError(f"{path}: the Lucene index is damaged ({damaged}); {rebuild_hint(path, manifest)}")
+
+
+#: Java exceptions Lucene raises when it opens an index whose files are damaged, cut short or missing.
+DAMAGED_INDEX_EXCEPTIONS = ("CorruptIndexException", "IndexFormatTooOldException", "IndexFormatTooNewException",
+                            "IndexNotFoundException", "EOFException", "NoSuchFileException", "FileNotFoundException")
+
+
+def open_lucene(opener, path: str | os.PathLike):
+    """``opener()`` (a Pyserini searcher of the index ``path``), with a damaged index refused in one line.
+
+    Raises
+    ------
+    UserError
+        Lucene found the index damaged: the message names it, Lucene's reason and the command that rebuilds it.
+    """
+    from jnius import JavaException
+
+    try:
+        return opener()
+    except JavaException as error:
+        text = f"{getattr(error, 'classname', '') or ''} {error}"
+        found = next((name for name in DAMAGED_INDEX_EXCEPTIONS if name in text), None)
+        if found is None:
+            raise
+        reason = (getattr(error, "innermessage", None) or str(error)).split(" (resource=")[0].strip()
+        path = Path(path)
+        raise UserError(f"{path}: the Lucene index is damaged ({found}: {reason[:200]}); "
+                        f"{rebuild_hint(path, read_manifest(path))}") from None
 
 
 def _expected_manifest(dataset_id: str, language: str) -> dict:
@@ -173,6 +227,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     language = dataset_language(dataset)
     expected = _expected_manifest(dataset_id, language)
     wanted = () if slim else STORED
+    noted = []
 
     def up_to_date() -> bool:
         existing = read_manifest(path)
@@ -181,7 +236,16 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
                             f"remove it or choose another --index")
         if rebuild or existing is None or {k: existing.get(k) for k in expected} != expected:
             return False
-        return reuse_slim or set(_stored(existing)) >= set(wanted)
+        if not (reuse_slim or set(_stored(existing)) >= set(wanted)):
+            return False
+        damaged = damage(path, existing.get("files"))
+        if damaged:  # a cache of the suite: rebuilt, with a word about why
+            if not noted:
+                print(f"negplugins: note: {path}: the Lucene index is damaged ({damaged}); building it again",
+                      file=sys.stderr, flush=True)
+                noted.append(damaged)
+            return False
+        return True
 
     if up_to_date():
         return path, False
@@ -225,7 +289,8 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
                     indexer.close()  # commits: into the temporary folder, removed unless the build succeeded
             if count == 0:
                 raise UserError(f"{dataset_id}: the dataset has no documents to index")
-            manifest = dict(expected, documents=count, dataset=dataset_id, threads=threads, stored=list(wanted))
+            manifest = dict(expected, documents=count, dataset=dataset_id, threads=threads, stored=list(wanted),
+                            files=file_records(tmp, skip=(MANIFEST, MARKER)))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path, True
 

@@ -48,6 +48,7 @@ import numpy as np
 from .. import datasets
 from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
 from ..errors import UserError
+from ..io.interrupts import keep_signal_handlers
 from ..options import check_int
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline, sentence_transformers_batches
 
@@ -149,14 +150,20 @@ def _session(engine: RayEngine):
     if engine.address:
         _check_reachable(engine.address)
     try:
-        with keep_crash_handlers():  # the JVM's, when Lucene runs in this process (negplugins/_compat/crash_handlers.py)
+        # the JVM's crash handlers, when Lucene runs in this process (negplugins/_compat/crash_handlers.py), and
+        # the command line's SIGTERM handler (Ray's would exit with status 15, no cleanup message)
+        with keep_crash_handlers(), keep_signal_handlers():
             if engine.address:
                 ray.init(address=engine.address, **quiet)
             else:
                 ray.init(num_cpus=engine.num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
-    except (ConnectionError, ValueError, RuntimeError) as error:
+    except (TypeError, AttributeError, NameError):  # the suite called Ray wrongly: a bug, shown as one
+        raise
+    except Exception as error:  # noqa: BLE001 - Ray raises plain Exception too ("The current node timed out ...")
         where = f"--ray-address {engine.address}" if engine.address else "a local Ray"
-        raise UserError(f"{where}: Ray could not be started or joined ({_first_line(error)})") from None
+        raise UserError(f"{where}: Ray could not be started or joined ({_first_line(error)}); check that its "
+                        f"processes may start here (a raylet killed or too slow to start on a loaded machine "
+                        f"gives this), then run the command again") from None
     try:
         yield ray
     finally:

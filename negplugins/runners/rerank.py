@@ -53,6 +53,7 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
+from ..io.files import written_together
 from ..io.outputs import check_run_output
 from ..io.sidecars import file_sha256, write_metadata
 from ..io.trec import ranked, read_run, write_run
@@ -413,17 +414,18 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         # the one ranking, on the scores as written: score descending, ties by doc id descending
         results.append((q, sorted(scored, key=lambda item: (float(f"{item[1]:.6f}"), item[0]), reverse=True)))
     tag = run_tag or f"rerank-{kind}-{datasets.slug(ref.name)}"
-    lines = write_run(output, results, tag)
-    parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
-                  "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
-    parameters["engine"] = ray_engine.describe(engine)
-    if kind == "monot5":
-        parameters["template"] = MONOT5_TEMPLATE
-    if kind == "colbert":
-        parameters.update(scorer.parameters())
-    write_metadata(output, dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
-                   tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
-                   language=dataset_language(dataset), command=command, index=reused)
+    with written_together():  # the run and its sidecar appear together, or neither
+        lines = write_run(output, results, tag)
+        parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
+                      "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
+        parameters["engine"] = ray_engine.describe(engine)
+        if kind == "monot5":
+            parameters["template"] = MONOT5_TEMPLATE
+        if kind == "colbert":
+            parameters.update(scorer.parameters())
+        write_metadata(output, dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
+                       tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
+                       language=dataset_language(dataset), command=command, index=reused)
     return {"dataset": dataset_id, "model": ref.id, "reranker": kind, "top_k": top_k, "queries": len(order),
             "pairs": len(pairs), "lines": lines, "run_tag": tag, "first_stage": first_stage["run"],
             "outside_subset": len(outside), "notes": notes}

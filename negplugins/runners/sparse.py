@@ -27,8 +27,8 @@ Pyserini's ``SpladeQueryEncoder``) are encoded the same way and searched with Py
 document weight (integers, so exact). ``LuceneImpactSearcher`` keeps only the query terms whose
 ``log(N / df)`` exceeds ``min_idf``; the suite uses ``min_idf = -1``, which keeps every term of the index,
 so the score is SPLADE's full dot product (Pyserini's default, 0, would drop the terms of every document).
-Hits are written as Anserini returns them (equal scores by document id ascending, as the BM25 runner; every
-measure then scores the suite's one ranking), queries in Pyserini's topic order.
+Hits are written as Anserini returns them (equal scores by document id ascending, as the BM25 runner; the suite's
+measures score its one ranking, standard measures their stock providers' order), queries in Pyserini's topic order.
 
 Stock Pyserini searches the index the suite builds and writes the same bytes (a test compares them)::
 
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -55,14 +56,23 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import atomic_directory, check_folder_output, output_lock, scratch_directory
+from ..io.files import MARKER, atomic_directory, check_folder_output, output_lock, scratch_directory, written_together
+from ..io.integrity import damage, file_records
 from ..io.outputs import check_replaceable_file, check_run_output, write_file_output
 from ..io.sidecars import write_metadata
 from ..io.trec import write_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_THREADS, check_float, check_int
 from .bm25 import pyserini_topic_order
 from .encoders import ModelRef, load_error, model_load_errors, quiet_transformers, resolve_model
-from .lucene_index import MANIFEST, anserini_indexer, dataset_language, default_index_path, read_manifest
+from .lucene_index import (
+    MANIFEST,
+    anserini_indexer,
+    check_undamaged,
+    dataset_language,
+    default_index_path,
+    open_lucene,
+    read_manifest,
+)
 
 __all__ = ["MIN_IDF", "QUANTIZATION", "SPLADE_DEFAULTS", "SparseEncoder", "SparseIndex", "default_splade_index_path",
            "encoded_topics", "quantize", "splade_index", "splade_search"]
@@ -280,7 +290,11 @@ def splade_index(dataset_id: str, model: str | os.PathLike | None = None, index:
             raise UserError(f"{path}: exists and is not an index built by negplugins (no readable {MANIFEST}); "
                             f"remove it or choose another --index")
         if not rebuild and existing is not None and {k: existing.get(k) for k in expected} == expected:
-            return existing
+            damaged = damage(path, existing.get("files"))
+            if not damaged:
+                return existing
+            print(f"negplugins: note: {path}: the impact index is damaged ({damaged}); building it again",
+                  file=sys.stderr, flush=True)
         return None
 
     # the manifest records the length actually used, which needs the model's limit: loading the tokenizer
@@ -312,6 +326,7 @@ def splade_index(dataset_id: str, model: str | os.PathLike | None = None, index:
                     "-impact", "-pretokenized", "-quiet"]
             indexer.main(args)
             manifest = dict(expected, dataset=dataset_id, documents=count, documents_without_terms=empty,
+                            files=file_records(tmp, skip=(MANIFEST, MARKER)),
                             batch_size=batch_size, model=ref.metadata(), pooling="max",
                             activation="log(1 + relu(logits))", excluded_vocabulary=int((~encoder.allowed).sum()),
                             min_idf=MIN_IDF,
@@ -386,6 +401,7 @@ def _check_impact_index(path: Path) -> dict | None:
     if not any(p.is_file() for p in path.glob("segments_*")):
         raise UserError(f"{path}: is not a Lucene index (no segments_N file); expected a folder built by "
                         f"'negplugins search splade' or 'pyserini.index.lucene --impact'")
+    check_undamaged(path, manifest)
     return manifest
 
 
@@ -464,7 +480,7 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
     check_int(hits, "--hits", 1, MAX_HITS)
     _check_settings(batch_size, max_length, query_max_length, QUANTIZATION if quantization is None else quantization,
                     threads)
-    check_run_output(output, force=force)
+    check_run_output(output, inputs=[index], force=force)  # never into the index it searches, even with --force
     if encoded_queries is not None:
         encoded_queries = _check_topics_output(encoded_queries, output, force)
     dataset = datasets.load(dataset_id)
@@ -492,6 +508,7 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
                             "cached id)")
         quantization = QUANTIZATION if quantization is None else quantization
         ref = resolve_model(model)
+        check_run_output(output, inputs=[default_splade_index_path(dataset_id, ref)], force=force)
         index_path, manifest = None, None
     quantization = _check_settings(batch_size, max_length, query_max_length, quantization, threads)
     encoder = SparseEncoder(ref, device=device)
@@ -514,7 +531,8 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
     jvm.configure()
     from pyserini.search.lucene import LuceneImpactSearcher
 
-    searcher = LuceneImpactSearcher(str(index_path.resolve()), _Precomputed(dict(zip(order, vectors))), min_idf=MIN_IDF)
+    searcher = open_lucene(lambda: LuceneImpactSearcher(str(index_path.resolve()), _Precomputed(dict(zip(order, vectors))),
+                                                        min_idf=MIN_IDF), index_path)
     empty = sum(not vector for vector in vectors)
 
     def results():
@@ -525,17 +543,18 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found.get(query_id, [])]
 
     tag = run_tag or f"splade-{datasets.slug(ref.name)}"
-    lines = write_run(output, results(), tag)
-    parameters = {"hits": hits, "batch_size": batch_size,
-                  "max_length": (manifest or {}).get("max_length", max_length), "query_max_length": q_length,
-                  "quantization": quantization, "min_idf": MIN_IDF, "pooling": "max",
-                  "activation": "log(1 + relu(logits))"}
-    if encoded_queries is not None:
-        parameters["encoded_queries"] = str(encoded_queries)
-    write_metadata(output, dataset=dataset_id, runner="splade",
-                   system=f"SPLADE-style {ref.name} (Lucene impact index, weights x{quantization:g} as integers)",
-                   tag=tag, parameters=parameters, model=ref.metadata(),
-                   index={"path": str(index_path), "manifest": manifest},
-                   language=dataset_language(dataset), command=command)
+    with written_together():  # the run and its sidecar appear together, or neither
+        lines = write_run(output, results(), tag)
+        parameters = {"hits": hits, "batch_size": batch_size,
+                      "max_length": (manifest or {}).get("max_length", max_length), "query_max_length": q_length,
+                      "quantization": quantization, "min_idf": MIN_IDF, "pooling": "max",
+                      "activation": "log(1 + relu(logits))"}
+        if encoded_queries is not None:
+            parameters["encoded_queries"] = str(encoded_queries)
+        write_metadata(output, dataset=dataset_id, runner="splade",
+                       system=f"SPLADE-style {ref.name} (Lucene impact index, weights x{quantization:g} as integers)",
+                       tag=tag, parameters=parameters, model=ref.metadata(),
+                       index={"path": str(index_path), "manifest": manifest},
+                       language=dataset_language(dataset), command=command)
     return {"dataset": dataset_id, "index": str(index_path), "model": ref.id, **parameters, "queries": len(order),
             "empty_queries": empty, "lines": lines, "run_tag": tag}

@@ -304,6 +304,29 @@ def _copy_out(bench, tmp_path) -> Path:
     return out
 
 
+def test_results_scored_before_the_tie_handling_was_recorded_are_scored_again(bench, tmp_path, monkeypatch):
+    """A results.json without ``ties`` (written while standard measures were ranked in the one ranking) is stale."""
+    import hashlib
+
+    monkeypatch.setenv("IR_DATASETS_EXT_MIRROR", str(bench["mirror"]))
+    monkeypatch.chdir(tmp_path)
+    out = _copy_out(bench, tmp_path)
+    results = out / "negplugins-demo" / "results.json"
+    record = json.loads(results.read_text())
+    assert record["evaluation"]["ties"] == "stock"
+    del record["evaluation"]["ties"]
+    results.write_text(json.dumps(record, indent=2) + "\n")
+    summary = json.loads((out / "summary.json").read_text())  # the command's own record of what it wrote
+    summary["files"]["negplugins-demo/results.json"] = hashlib.sha256(results.read_bytes()).hexdigest()
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    result = run_benchmark(None, benchmarks="negplugins-demo", output=out, progress=False)
+    (outcome,) = result.done
+    assert [(step, how) for step, how, _ in outcome.steps if step != "data"] == [
+        ("dense retrieval", "reused"), ("evaluation", "ran")]
+    assert json.loads(results.read_text())["evaluation"]["ties"] == "stock"
+    assert results.read_bytes() == bench["snapshot"]["negplugins-demo/results.json"]
+
+
 def test_files_it_did_not_write_are_refused_before_any_work(bench, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "fresh"

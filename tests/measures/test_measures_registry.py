@@ -65,9 +65,15 @@ def test_mixed_with_standard_measures():
         ir_measures.nDCG@10]
     assert values[RightRank] == 0. and values[DeltaMRR] == pytest.approx(1 / 3 - 1)
     assert math.isnan(values[PairedAcc])  # no NevIR pair in these qrels: no value
-    per_query = {(str(m.measure), m.query_id)
+    per_query = {(str(m.measure), m.query_id): m.value
                  for m in ir_measures.iter_calc([ir_measures.nDCG@10, RightRank], QRELS, RUN)}
-    assert per_query == {('nDCG@10', 'q1'), ('nDCG@10', 'q2'), ('RightRank@10', 'q1')}
+    # q2 has no negative: RightRank is undefined there. Mixed with a standard measure, ir_measures' own
+    # FallbackEvaluator fills it with the measure's DEFAULT, NaN (the suite no longer wraps ir_measures' evaluator)
+    assert per_query.keys() == {('nDCG@10', 'q1'), ('nDCG@10', 'q2'), ('RightRank@10', 'q1'), ('RightRank@10', 'q2')}
+    assert per_query[('RightRank@10', 'q1')] == 0. and math.isnan(per_query[('RightRank@10', 'q2')])
+    # alone, the suite's evaluator emits the defined values only
+    assert [(str(m.measure), m.query_id) for m in ir_measures.iter_calc([RightRank], QRELS, RUN)] == [
+        ('RightRank@10', 'q1')]
 
 
 def test_evaluator_and_calc():
@@ -75,7 +81,8 @@ def test_evaluator_and_calc():
     assert evaluator.calc_aggregate(RUN) == {RightRank: 0., NegRecall: 1.}
     assert evaluator.calc_aggregate({'q1': {'p': 1., 'n': 0.}}) == {RightRank: 1., NegRecall: 1.}
     aggregated, per_query = ir_measures.calc([RightRank, ir_measures.P@1], QRELS, RUN)
-    assert aggregated[RightRank] == 0. and [m.query_id for m in per_query if m.measure == RightRank] == ['q1']
+    assert aggregated[RightRank] == 0.  # q2's NaN fill (undefined there) is left out of the mean
+    assert [m.query_id for m in per_query if m.measure == RightRank and not math.isnan(m.value)] == ['q1']
 
 
 def test_unknown_name_suggests_close_names():

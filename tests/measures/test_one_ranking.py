@@ -1,11 +1,15 @@
-"""One ranking for every measure: exact ties and near ties, across ir_measures' providers.
+"""Ties and near ties: the suite's measures in the one ranking, standard measures exactly stock.
 
-Every measure of every default measure set (each benchmark spec's ``measures``, plus ComLQ's
-LSNC@100) is computed three ways on crafted runs full of exact ties and near ties (1e-7 and 1e-9 apart,
-which collapse in single precision): ``ir_measures.iter_calc`` (msmarco provider for RR, pytrec_eval for
-nDCG / R / Success, the suite's provider for the negation measures), ``negplugins evaluate`` on the same
-run written to a TREC file at full precision, and the plain reference below, written in this file from
-the convention (score descending at full precision, ties by doc_id descending) and docs/measures.md.
+Every measure of every default measure set (each benchmark spec's ``measures``, plus ComLQ's LSNC@100) is
+computed on crafted runs full of exact ties and near ties (1e-7 and 1e-9 apart, which collapse in single
+precision) through ``ir_measures.iter_calc`` (msmarco provider for RR@k, pytrec_eval for nDCG / R / Success, the
+suite's provider for its own measures) and through ``negplugins evaluate`` on the same run written to a TREC
+file at full precision, with ``--ties stock`` (the default) and ``--ties one-ranking``. The expected values
+come from the plain reference below, written in this file from docs/measures.md: the one ranking (score
+descending at full precision, ties by doc_id descending) for the suite's measures, and for every measure with
+``one-ranking``; with ``stock``, each standard measure in its stock provider's order (RR@k: full precision, ties
+by doc_id ascending; pytrec_eval: single-precision scores, ties by doc_id descending). That the stock order is
+what a process without the suite computes is checked in tests/measures/test_stock_measures_untouched.py.
 """
 
 import ast
@@ -16,13 +20,15 @@ import re
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pandas as pd
 import pytest
 from ir_measures import ScoredDoc
 
 from ir_datasets_ext import benchmarks
 from negplugins.evaluation.scoring import evaluate
-from negplugins.measures.ranking import NonFiniteScoreError, canonical_order
+from negplugins.measures import MEASURES
+from negplugins.measures.ranking import NonFiniteScoreError, canonical_order, canonical_run
 
 REPO = Path(__file__).resolve().parents[2]
 ALL_DEFAULT_MEASURES = sorted({m for spec in benchmarks() for m in spec.measures}
@@ -30,6 +36,7 @@ ALL_DEFAULT_MEASURES = sorted({m for spec in benchmarks() for m in spec.measures
 BASE = 10.0
 # exact ties, and near ties that single precision cannot tell apart (float32(10 + 1e-7) == float32(10))
 SCORES = (BASE, BASE, BASE + 1e-7, BASE - 1e-7, BASE + 1e-9, BASE + 2e-9, BASE - 1e-9, 9.0, 11.0)
+SUITE_NAMES = {m.NAME for m in MEASURES}
 
 
 # -- the reference -----------------------------------------------------------------------------------
@@ -37,6 +44,26 @@ SCORES = (BASE, BASE, BASE + 1e-7, BASE - 1e-7, BASE + 1e-9, BASE + 2e-9, BASE -
 def reference_ranking(scored_docs):
     """Doc ids by score descending, ties by doc id descending (plain tuple sort)."""
     return [doc for score, doc in sorted(((s, d) for d, s in scored_docs.items()), reverse=True)]
+
+
+def stock_ranking(measure, scored_docs):
+    """The order stock ir_measures 0.4.3 scores ``measure`` in (docs/measures.md, "Ties").
+
+    RR@k (msmarco provider): score descending at full precision, ties by doc id ascending. The others here
+    (pytrec_eval): trec_eval's order on scores converted to single precision, ties by doc id descending.
+    """
+    name, _, cutoff = parse_name(measure)
+    if name == "RR" and cutoff is not None:
+        return [doc for doc, _ in sorted(scored_docs.items(), key=lambda item: (-item[1], item[0]))]
+    single = {doc: float(np.float32(score)) for doc, score in scored_docs.items()}
+    return reference_ranking(single)
+
+
+def expected_ranking(measure, scored_docs, ties):
+    """The suite's measures, and every measure with ``ties="one-ranking"``: the one ranking; else stock."""
+    if ties == "one-ranking" or parse_name(measure)[0] in SUITE_NAMES:
+        return reference_ranking(scored_docs)
+    return stock_ranking(measure, scored_docs)
 
 
 def parse_name(measure):
@@ -50,13 +77,13 @@ def parse_name(measure):
     return name, values, int(cutoff) if cutoff else None
 
 
-def reference_value(measure, judged, scored_docs):
+def reference_value(measure, judged, scored_docs, ties="stock"):
     """The per-query value of ``measure`` ("RR@10", "PairedAcc", ...), None where undefined.
 
     ``judged`` is doc_id -> relevance; PairedAcc is computed elsewhere (it needs the pair).
     """
     name, params, k = parse_name(measure)
-    ranking = reference_ranking(scored_docs)
+    ranking = expected_ranking(measure, scored_docs, ties)
     top = ranking[:k]
     positives = {d for d, r in judged.items() if r > 0}
     negatives = {d for d, r in judged.items() if r < 0}
@@ -119,7 +146,7 @@ def reference_paired(qrels, run):
     return values
 
 
-def reference(measures, qrels, run):
+def reference(measures, qrels, run, ties="stock"):
     values = {}
     for measure in measures:
         if measure == "PairedAcc":
@@ -127,7 +154,7 @@ def reference(measures, qrels, run):
             continue
         column = {}
         for query_id, judged in qrels.items():
-            value = reference_value(measure, judged, run.get(query_id, {}))
+            value = reference_value(measure, judged, run.get(query_id, {}), ties)
             if value is not None:
                 column[query_id] = value
         values[measure] = column
@@ -187,22 +214,33 @@ def tied_run(qrels, doc_ids, seed):
 # -- the tests ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", range(12))
-def test_every_default_measure_scores_the_one_ranking(tmp_path, demo, seed):
+def test_every_default_measure_on_ties_and_near_ties(tmp_path, demo, seed):
     qrels, doc_ids = demo
     run = tied_run(qrels, doc_ids, seed)
-    expected = reference(ALL_DEFAULT_MEASURES, qrels, run)
+    stock = reference(ALL_DEFAULT_MEASURES, qrels, run)
+    one_ranking = reference(ALL_DEFAULT_MEASURES, qrels, run, ties="one-ranking")
     assert any(len(set(scores.values())) < len(scores) for scores in run.values())  # exact ties present
-    assert all(expected[m] for m in ("PairedAcc", "DeltaMRR@10", "NegRecall@10", "LSNC@100"))  # all exercised
+    assert all(stock[m] for m in ("PairedAcc", "DeltaMRR@10", "NegRecall@10", "LSNC@100"))  # all exercised
+    assert stock["RR@10"] != one_ranking["RR@10"] or stock["R@1"] != one_ranking["R@1"]  # the ties matter
     parsed = [ir_measures.parse_measure(m) for m in ALL_DEFAULT_MEASURES]
 
-    assert_same(per_query(ir_measures.iter_calc(parsed, qrels, run)), expected)
+    # ir_measures with the suite registered: standard measures stock, the suite's in the one ranking
+    assert_same(per_query(ir_measures.iter_calc(parsed, qrels, run)), stock)
     frame = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
                          columns=["query_id", "doc_id", "score"])
-    assert_same(per_query(ir_measures.iter_calc(parsed, qrels, frame)), expected)
+    assert_same(per_query(ir_measures.iter_calc(parsed, qrels, frame)), stock)
+    # every provider given the one ranking's distinct scores scores the one ranking (PairedAcc aside: scores)
+    ranked = reference(ALL_DEFAULT_MEASURES, qrels, canonical_run(run), ties="one-ranking")
+    assert_same({m: v for m, v in per_query(ir_measures.iter_calc(parsed, qrels, canonical_run(run))).items()},
+                ranked)
+    assert {m: v for m, v in ranked.items() if m != "PairedAcc"} == {
+        m: v for m, v in one_ranking.items() if m != "PairedAcc"}
 
-    result = evaluate("negplugins-demo", write_full_precision(tmp_path / "run.trec", run),
-                      measures=ALL_DEFAULT_MEASURES, per_query=True)
-    assert_same({m: v for m, v in result.per_query.items() if v}, {m: v for m, v in expected.items() if v})
+    path = write_full_precision(tmp_path / "run.trec", run)
+    for ties, expected in (("stock", stock), ("one-ranking", one_ranking)):
+        result = evaluate("negplugins-demo", path, measures=ALL_DEFAULT_MEASURES, per_query=True, ties=ties)
+        assert result.ties == ties
+        assert_same({m: v for m, v in result.per_query.items() if v}, {m: v for m, v in expected.items() if v})
 
 
 @pytest.mark.parametrize("gap", [0.0, 1e-7, 1e-9])
@@ -212,36 +250,45 @@ def test_graded_qrels_with_ties_and_near_ties(gap):
     run = {"q": {"p1": 5.0, "p2": 5.0 + gap, "n": 5.0 + gap, "x": 5.0 + gap, "u": 4.0}}
     measures = ["nDCG@10", "nDCG@2", "RR@10", "R@1", "R@2", "Success@1", "DeltaR@1", "DeltaMRR@10",
                 "RightRank@10", "NegRecall@2", "LSNC@2"]
-    got = per_query(ir_measures.iter_calc([ir_measures.parse_measure(m) for m in measures], qrels, run))
-    assert_same(got, reference(measures, qrels, run))
+    parsed = [ir_measures.parse_measure(m) for m in measures]
+    assert_same(per_query(ir_measures.iter_calc(parsed, qrels, run)), reference(measures, qrels, run))
+    assert_same(per_query(ir_measures.iter_calc(parsed, qrels, canonical_run(run))),
+                reference(measures, qrels, run, ties="one-ranking"))
 
 
 def test_exact_tie_minimal_case_hand_computed():
-    # a and b tie; b > a, so the one ranking is [b, a]: the negative first
+    # a and b tie; the one ranking is [b, a] (doc id descending): the negative first
     qrels = {"q": {"a": 1, "b": -1}}
     run = {"q": {"a": 1.0, "b": 1.0}}
-    values = ir_measures.calc_aggregate(
-        [ir_measures.parse_measure(m) for m in ("RR@10", "Success@1", "R@1", "nDCG@10", "DeltaMRR@10",
-                                                   "DeltaR@1", "RightRank@10")], qrels, run)
-    values = {str(m): v for m, v in values.items()}
-    assert values["RR@10"] == 0.5  # was 1.0 from the msmarco provider (ties by doc id ascending)
-    assert values["Success@1"] == 0.0
-    assert values["R@1"] == 0.0
+    measures = [ir_measures.parse_measure(m) for m in ("RR@10", "Success@1", "R@1", "nDCG@10", "DeltaMRR@10",
+                                                          "DeltaR@1", "RightRank@10")]
+    values = {str(m): v for m, v in ir_measures.calc_aggregate(measures, qrels, run).items()}
+    # stock ir_measures: RR@10 (msmarco provider) puts a first (doc id ascending), pytrec_eval b (descending)
+    assert values["RR@10"] == 1.0
+    assert values["Success@1"] == 0.0 and values["R@1"] == 0.0
+    assert values["nDCG@10"] == pytest.approx(1 / math.log2(3))
+    # the suite's measures: the one ranking, b first
     assert values["DeltaMRR@10"] == -0.5  # 1/2 - 1/1
     assert values["DeltaR@1"] == -1.0  # 0/1 - 1/1
     assert values["RightRank@10"] == 0.0
-    assert values["nDCG@10"] == pytest.approx(1 / math.log2(3))
+    # every provider given the one ranking's scores
+    ranked = {str(m): v for m, v in ir_measures.calc_aggregate(measures, qrels, canonical_run(run)).items()}
+    assert ranked["RR@10"] == 0.5 and ranked["Success@1"] == 0.0 and ranked["DeltaMRR@10"] == -0.5
 
 
 def test_near_tie_minimal_case_hand_computed():
     # 10.0000001 > 10.0 at full precision (equal in float32): the one ranking is [a, b]
     qrels = {"q": {"a": 1, "b": -1}}
     run = {"q": {"a": 10.0000001, "b": 10.0}}
-    values = {str(m): v for m, v in ir_measures.calc_aggregate(
-        [ir_measures.parse_measure(m) for m in ("R@1", "DeltaR@1", "RR@10", "Success@1", "nDCG@10",
-                                                   "DeltaMRR@10")], qrels, run).items()}
-    assert values == {"R@1": 1.0, "DeltaR@1": 1.0, "RR@10": 1.0, "Success@1": 1.0, "nDCG@10": 1.0,
-                      "DeltaMRR@10": 0.5}  # R@1 was 0 from pytrec_eval (single precision)
+    measures = [ir_measures.parse_measure(m) for m in ("R@1", "DeltaR@1", "RR@10", "Success@1", "nDCG@10",
+                                                          "DeltaMRR@10")]
+    values = {str(m): v for m, v in ir_measures.calc_aggregate(measures, qrels, run).items()}
+    # stock: pytrec_eval ties them in single precision and puts b first (doc id descending); msmarco does not
+    assert values == {"R@1": 0.0, "DeltaR@1": 1.0, "RR@10": 1.0, "Success@1": 0.0,
+                      "nDCG@10": pytest.approx(1 / math.log2(3)), "DeltaMRR@10": 0.5}
+    ranked = {str(m): v for m, v in ir_measures.calc_aggregate(measures, qrels, canonical_run(run)).items()}
+    assert ranked == {"R@1": 1.0, "DeltaR@1": 1.0, "RR@10": 1.0, "Success@1": 1.0, "nDCG@10": 1.0,
+                      "DeltaMRR@10": 0.5}
 
 
 def test_canonical_order():
@@ -250,7 +297,7 @@ def test_canonical_order():
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 @pytest.mark.parametrize("form", ["dict", "frame", "scoreddocs"])
-def test_non_finite_score_is_an_error_in_every_run_form(bad, form):
+def test_non_finite_score_is_an_error_of_the_suites_measures_in_every_run_form(bad, form):
     qrels = {"q": {"a": 1, "b": -1}}
     rows = [("q", "a", 1.0), ("q", "b", bad)]
     run = {"dict": {"q": {"a": 1.0, "b": bad}},
@@ -258,6 +305,8 @@ def test_non_finite_score_is_an_error_in_every_run_form(bad, form):
            "scoreddocs": [ScoredDoc(*row) for row in rows]}[form]
     with pytest.raises(NonFiniteScoreError, match=r"query 'q' document 'b': score .* is not a finite number"):
         ir_measures.calc_aggregate([ir_measures.RR @ 10, ir_measures.parse_measure("DeltaMRR@10")], qrels, run)
+    with pytest.raises(NonFiniteScoreError, match=r"query 'q' document 'b'"):
+        canonical_run({"q": {"a": 1.0, "b": bad}})  # what --ties one-ranking hands the standard measures
 
 
 def test_committed_comlq_bm25_run_has_exact_ties_in_anserini_order():
@@ -274,3 +323,4 @@ def test_committed_comlq_bm25_run_has_exact_ties_in_anserini_order():
     run_260 = {doc_id: float(score) for query_id, _, doc_id, _, score, _ in lines if query_id == "260"}
     order = canonical_order(run_260)
     assert order.index("16054") == 42 and order.index("14725") == 43  # the one ranking: doc id descending
+    assert stock_ranking("RR@10", run_260).index("14725") == 42  # RR@k's stock order: doc id ascending

@@ -218,6 +218,8 @@ def test_bad_memory_sizes(text):
 def test_bad_search_params(demo_indexes, tmp_path, monkeypatch):
     _, merged = demo_indexes
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(UserError, match=r"--search-params 'nprobe=x': not accepted by the faiss index"):
+    with pytest.raises(UserError, match=r"--search-params 'nprobe=x': 'nprobe=x' is not NAME=NUMBER"):
         dense_search(DEMO, "run.trec", index=merged.path, search_params="nprobe=x", progress=False)
+    with pytest.raises(UserError, match=r"--search-params 'nprobe=4': not accepted by the faiss index"):
+        dense_search(DEMO, "run.trec", index=merged.path, search_params="nprobe=4", progress=False)
     assert not Path("run.trec").exists()

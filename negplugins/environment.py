@@ -1,0 +1,69 @@
+"""The variables the command line checks before any work, and the caches it may tell the user to remove.
+
+ir_datasets creates its home folder (``IR_DATASETS_HOME``, default ``~/.ir_datasets``) and one folder per
+dataset while it is being *imported*, before the command line's error handling could turn a failure into
+one line: a variable pointing at a regular file, or at a folder that cannot be created, gave a full
+traceback. :func:`check_environment` refuses those first, in one line naming the variable. A home that
+exists but is read-only is accepted: a prepared, shared cache works read-only until something must be
+downloaded (which then fails with a message naming the variable).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from .errors import UserError, describe_errno
+
+__all__ = ["IR_DATASETS_HOME", "check_environment", "ir_datasets_home", "cache_folders", "nearest_existing"]
+
+IR_DATASETS_HOME = "IR_DATASETS_HOME"
+
+
+def ir_datasets_home() -> Path:
+    """ir_datasets' cache folder: ``$IR_DATASETS_HOME``, else ``~/.ir_datasets`` (ir_datasets' own default)."""
+    value = os.environ.get(IR_DATASETS_HOME)
+    return Path(value) if value else Path.home() / ".ir_datasets"
+
+
+def nearest_existing(path: Path) -> Path | None:
+    """``path`` or its nearest ancestor that exists (``None`` if none can be seen); links are not followed."""
+    for candidate in [path, *path.parents]:
+        if os.path.lexists(candidate):
+            return candidate
+    return None
+
+
+def check_environment() -> None:
+    """Refuse an ``IR_DATASETS_HOME`` that ir_datasets cannot use, before ir_datasets is imported.
+
+    Raises
+    ------
+    UserError
+        One line naming the variable (or ``~/.ir_datasets`` when it is not set), what is wrong and what to do.
+    """
+    home = ir_datasets_home()
+    value = os.environ.get(IR_DATASETS_HOME)
+    named = f"{IR_DATASETS_HOME}={value}" if value else f"{home} (ir_datasets' default, {IR_DATASETS_HOME} not set)"
+    todo = f"set {IR_DATASETS_HOME} to a folder ir_datasets may create and write"
+    try:
+        os.stat(home)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):  # ir_datasets creates it: its nearest parent must allow it
+            above = nearest_existing(home.parent)
+            if above is not None and not above.is_dir():
+                raise UserError(f"{named}: cannot be created, {above} is a file, not a folder; {todo}") from None
+            if above is not None and not os.access(above, os.W_OK | os.X_OK):
+                raise UserError(f"{named}: cannot be created, {above} is not writable (permissions or a read-only "
+                                f"file system); {todo}") from None
+            return
+        what = (describe_errno(error.errno) or (error.strerror,))[0]
+        raise UserError(f"{named}: {what}; {todo}") from None
+    if not home.is_dir():
+        raise UserError(f"{named}: is a file, not a folder; {todo}")
+
+
+def cache_folders() -> list[Path]:
+    """Folders of caches the suite rebuilds: the default indexes (``indexes/``) and the ir_datasets cache."""
+    return [Path("indexes").absolute(), ir_datasets_home()]
