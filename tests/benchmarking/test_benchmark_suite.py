@@ -322,7 +322,7 @@ def test_results_scored_before_the_tie_handling_was_recorded_are_scored_again(be
     result = run_benchmark(None, benchmarks="negplugins-demo", output=out, progress=False)
     (outcome,) = result.done
     assert [(step, how) for step, how, _ in outcome.steps if step != "data"] == [
-        ("dense retrieval", "reused"), ("evaluation", "ran")]
+        ("dense retrieval", "reused"), ("evaluation", "ran"), ("bm25", "reused"), ("bm25 evaluation", "reused")]
     assert json.loads(results.read_text())["evaluation"]["ties"] == "stock"
     assert results.read_bytes() == bench["snapshot"]["negplugins-demo/results.json"]
 
