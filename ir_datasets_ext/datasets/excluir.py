@@ -50,6 +50,7 @@ SPEC = register_benchmark(Benchmark(
     depth=100,
     protocol_datasets=(f"{NAME}/test",),
     license="",  # the repository states none
+    reported_decimals=4,  # the paper prints percentages with two decimals
 ))
 
 

@@ -37,6 +37,11 @@ class Evaluation:
     them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
     ``data_origin`` lists the derived copies the dataset was read from instead of its release
     (:func:`negplugins.datasets.data_origins`; empty: the release), each also named in ``notes``.
+    ``query_groups`` and ``negation_groups`` map each judged query to its subset and group, and
+    ``per_query_ids`` lists the judged queries the overall means are over, and ``units`` maps, for a measure
+    whose one value is given to several queries (``PairedAcc``: both queries of a NevIR pair), each such query
+    to its unit (the pair's first query): confidence intervals count a unit once
+    (:func:`negplugins.evaluation.significance.evaluation_intervals`).
     ``ties`` is the tie handling the values were computed with (``"stock"`` or ``"one-ranking"``, see
     :mod:`negplugins.measures.ranking`).
     """
@@ -56,6 +61,9 @@ class Evaluation:
     negation_field: str | None = None
     negation: dict[str, dict] = field(default_factory=dict)
     data_origin: list[dict] = field(default_factory=list)
+    negation_groups: dict[str, str] = field(default_factory=dict, repr=False)
+    per_query_ids: list[str] | None = field(default=None, repr=False)
+    units: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
     ties: str = STOCK
 
     @property

@@ -33,6 +33,7 @@ from .. import datasets
 from ..errors import UserError
 from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier releases had it here)
 from ..measures.declarations import NegationMeasure
+from ..measures.parsing import parse_measures  # the one parser of measure names (re-exported here)
 from ..measures.ranking import STOCK, TIE_HANDLING, canonical_run
 from ..options import MAX_PERMUTATIONS, check_int
 from .results import Comparison, Evaluation
@@ -57,18 +58,6 @@ def default_measures(dataset_id: str, qrels: dict | None = None) -> tuple[list[s
     if spec is None:
         return list(DEFAULT_MEASURES), []
     return spec.default_measures(dataset_id, qrels)
-
-
-def parse_measures(names) -> list:
-    """Parse measure names (a list, or one space-separated string) with ir_measures."""
-    from ..measures import parse_measures as _parse
-
-    if isinstance(names, str):
-        names = names.split()
-    try:
-        return _parse(list(names))
-    except (ValueError, NameError, SyntaxError, TypeError, KeyError) as error:
-        raise UserError(str(error).strip("'\"")) from None
 
 
 def _aggregate(measures, per_query: dict[str, dict[str, float]], query_ids) -> tuple[dict[str, float], dict[str, int]]:
@@ -129,6 +118,19 @@ def load_judged(dataset_id: str):
     return dataset, qrels
 
 
+def _shared_units(parsed, qrels) -> dict[str, dict[str, str]]:
+    """``{measure: {query_id: unit}}`` for the measures whose value is one per several queries: PairedAcc gives
+    both queries of a NevIR pair the pair's value, so the pair is the unit (its first query id)."""
+    from ..measures import PairedAcc
+    from ..measures.pairs import find_pairs
+
+    paired = [str(m) for m in parsed if m.NAME == PairedAcc.NAME]
+    if not paired:
+        return {}
+    units = {member.query_id: pair[0].query_id for pair in find_pairs(qrels).pairs for member in pair}
+    return {name: units for name in paired}
+
+
 def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_query, ties=STOCK) -> Evaluation:
     names = [str(m) for m in parsed]
     per_query: dict[str, dict[str, float]] = {name: {} for name in names}
@@ -165,7 +167,8 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                       per_query=per_query if keep_per_query else None, counts=counts, notes=notes,
                       query_groups={q: groups[q] for q in qrels if q in groups},
                       negation_field=datasets.negation_field(dataset) if negation else None, negation=negation,
-                      ties=ties, data_origin=origins)
+                      negation_groups={q: negation_groups[q] for q in qrels if q in negation_groups} if negation else {},
+                      per_query_ids=list(qrels), units=_shared_units(parsed, qrels), ties=ties, data_origin=origins)
 
 
 def _with_origin_notes(origins, notes) -> list[str]:

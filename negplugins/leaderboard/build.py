@@ -265,8 +265,11 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
             reports.append(report)
             loaded.append((c.name, c.relative, run))
     except (DownloadError, FormatError) as error:
-        raise UserError(f"dataset {dataset_id}: its data is not available ({error}); set IR_DATASETS_EXT_MIRROR "
-                        "to a folder holding it") from None
+        from ir_datasets_ext.download import MIRROR_ENV
+
+        # a failed download already says to set the mirror: the hint is given once
+        hint = "" if MIRROR_ENV in str(error) else f"; set {MIRROR_ENV} to a folder holding it"
+        raise UserError(f"dataset {dataset_id}: its data is not available ({error}){hint}") from None
     invalid = [r for r in reports if not r.valid]
     if len(invalid) == 1:
         raise ContributionError(f"invalid run: {invalid[0].error_message()}")
@@ -551,7 +554,8 @@ def _add_paper(record: dict) -> None:
             continue
         measure = _measure_name(r.measure)
         reported.append({"system": r.system, "measure": measure, "paper_measure": spec.paper_name(r.measure),
-                         "value": _round(r.value), "subset": r.subset, "source": r.source, "note": r.note})
+                         "value": _round(r.value), "printed": r.printed, "subset": r.subset, "source": r.source,
+                         "note": r.note})
     record["reported"] = reported
     subsets = [r["subset"] for r in reported if r["subset"] is not None]
     if subsets:
@@ -571,7 +575,7 @@ def _add_paper(record: dict) -> None:
             reproductions.append({
                 "run": run["name"], "system": r["system"], "authors_pipeline": run["authors_pipeline"],
                 "measure": r["measure"], "paper_measure": r["paper_measure"], "subset": r["subset"],
-                "paper": r["value"], "value": value,
+                "paper": r["value"], "paper_printed": r["printed"], "value": value,
                 "gap": None if value is None or r["value"] is None else _round(value - r["value"]),
                 "source": r["source"], **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
     record["reproductions"] = reproductions

@@ -152,9 +152,15 @@ def test_the_report_card_gives_the_number_on_the_real_pairs(nevir_copy, tmp_path
     assert dict((step, how) for step, how, _ in outcome.steps)["pairs"] == "reused"
     assert outcome.evaluation["overall"]["PairedAcc"] == pytest.approx(MINILM_PAIRS_RIGHT / 1383, abs=1e-12)
     report = (tmp_path / "card" / "report.md").read_text()
-    assert "| **0.0709** |" in report and "(derived copy, see Notes)" in report
+    # the 95% t interval counts each pair once (1,383 units of 0 or 1), recomputed here with scipy
+    from scipy import stats
+
+    right = np.array([1.0] * MINILM_PAIRS_RIGHT + [0.0] * (1383 - MINILM_PAIRS_RIGHT))
+    half = stats.t.ppf(0.975, right.size - 1) * right.std(ddof=1) / np.sqrt(right.size)
+    assert f"{half:.4f}" == "0.0135"
+    assert "| **0.0709 ± 0.0135** |" in report and "(derived copy, see Notes)" in report
     assert f"data: derived copy nevir/derived/NevIR\\_test\\_final.json (sha256 {nevir.DERIVED_TEST.sha256}" in report
-    assert "| NevIR | <code>nevir/test</code> | PairedAcc (paired accuracy) | 0.0709 | 22 systems reported" in report
+    assert "| NevIR | <code>nevir/test</code> | PairedAcc (paired accuracy) | 0.0709 ± 0.0135 | no baseline computed here | 22 systems reported" in report
     # the MTEB result file beside the report carries the same number and says which bytes it was computed on
     (mteb_file,) = (tmp_path / "card" / "mteb").rglob("NevIR.json")
     (entry,) = json.loads(mteb_file.read_text())["scores"]["test"]

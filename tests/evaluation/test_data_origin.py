@@ -96,7 +96,7 @@ def test_leaderboards_show_the_copy_beside_the_reproduced_row(copy_only, tmp_pat
     line = f"derived copy nevir/derived/NevIR_test_final.json (sha256 {copy_only.sha256}; from {copy_only.source})"
     assert run["data_origin"] == [line]
     page = (out / "nevir-test.md").read_text()
-    shown = f"derived copy nevir/derived/NevIR&#95;test&#95;final.json (sha256 {copy_only.sha256}; from "  # escaped
+    shown = f"derived copy nevir/derived/NevIR\\_test\\_final.json (sha256 {copy_only.sha256}; from "  # escaped
     assert f"> Note: data: {shown}" in page and f"  - data: {shown}" in page
     assert "| pairs | all-mpnet-base-v2 | PairedAcc | all | 0.081 | 0.6667 on a derived copy | +0.5857 |" in page
     assert copy_only.sha256 in (out / "nevir-test.html").read_text()

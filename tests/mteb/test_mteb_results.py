@@ -98,7 +98,9 @@ def test_without_mteb_the_report_is_written_and_a_note_says_why(demo, tmp_path, 
         raise results.MtebUnavailable("mteb is not installed (pip install 'negplugins[mteb]')")
 
     out = tmp_path / "out"
-    shutil.copytree(demo["out"] / "negplugins-demo", out / "negplugins-demo")  # its run is reused
+    # its runs are reused (the runs and sidecars only: results files are the output folder's own, in its ledger)
+    shutil.copytree(demo["out"] / "negplugins-demo", out / "negplugins-demo",
+                    ignore=lambda folder, names: [n for n in names if not n.endswith((".trec.gz", ".meta.json"))])
     monkeypatch.setattr(results, "_mteb_version", unavailable)
     monkeypatch.chdir(tmp_path)
     result = run_benchmark(None, benchmarks="negplugins-demo", output=out, indexes=tmp_path / "idx")
