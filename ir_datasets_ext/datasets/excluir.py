@@ -68,8 +68,8 @@ _TEST_RELEASE = VerifiedDownload(
     url="https://drive.google.com/uc?export=download&id=1PwDeIPdGu4T2uCdhvzdVepdqdV6CzzgL",
     source=GoogleDriveSource,
 )
-#: The 3,452 test queries as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them (../shared/data/
-#: excluir/SOURCES.md); no corpus comes with them.
+#: The 3,452 test queries as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them; no corpus
+#: comes with them. Provenance and hashes: ../shared/data/excluir/SOURCES.md in the suite's reference material.
 DERIVED_TEST = DataOrigin(
     benchmark=NAME,
     path="derived/ExcluIR_test_manual_final.json",

@@ -104,8 +104,8 @@ def _download(file):
     )
 
 
-#: The NevIR test pairs as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them (../shared/data/nevir/
-#: SOURCES.md): checked there against MTEB's NevIR statistics (2,766 queries, 2,763 distinct texts, 187,891 query
+#: The NevIR test pairs as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them (provenance:
+#: ../shared/data/nevir/SOURCES.md in the suite's reference material): checked there against MTEB's NevIR statistics (2,766 queries, 2,763 distinct texts, 187,891 query
 #: characters); its pair order and bytes differ from the release's.
 DERIVED_TEST = DataOrigin(
     benchmark=NAME,

@@ -35,7 +35,7 @@ SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"  # as tests/conftest.py
 COPY = SHARED_DATA / "nevir" / "derived" / "NevIR_test_final.json"
 RUN = PROJECT_ROOT / "runs" / "nevir" / "test" / "pairs-bi-encoder-all-MiniLM-L6-v2.trec.gz"
 SUBSET_PAIRS = 60
-#: SOURCES.md's independently measured paired accuracy of the packaged MiniLM, as a count of pairs.
+#: ../shared/data/nevir/SOURCES.md's independently measured paired accuracy of the packaged MiniLM, as a count of pairs.
 MINILM_PAIRS_RIGHT = 98
 #: SHA-256 of all-mpnet-base-v2's model.safetensors: the Hugging Face hub's LFS hash of sentence-transformers/
 #: all-mpnet-base-v2 (revision e8c3b32edf5434bc2275fc9bab85f82640a19130) and of the registry packages' copy.

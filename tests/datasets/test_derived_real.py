@@ -3,7 +3,7 @@
 Expected counts: NevIR's from MTEB's NevIR statistics (2,766 queries, 2,763 distinct query texts, 187,891 query
 characters, lengths 19 to 168, longest document 1,316 characters; ../shared/data/nevir/SOURCES.md) and MTEB's qrels
 (2,766 = 1,383 x 2 positive judgements, ``orionweller/NevIR-mteb`` qrels/test.jsonl); ExcluIR's from its paper and
-SOURCES.md (3,452 queries, largest document index 90,399). The first and last pairs are read from the file itself
+../shared/data/excluir/SOURCES.md (3,452 queries, largest document index 90,399). The first and last pairs are read from the file itself
 with the json module, not with the suite.
 """
 
@@ -74,7 +74,7 @@ def test_nevir_names_its_derived_origin(real_copies):
     dataset = ir_datasets.load("nevir/test")
     (origin,) = dataset.data_origins()
     assert origin == nevir.DERIVED_TEST
-    assert origin.sha256 == "54966e458db57107785599eb07ae24fb8a01f2cd52c3e0c263f2899795d8dbfe"  # SOURCES.md
+    assert origin.sha256 == "54966e458db57107785599eb07ae24fb8a01f2cd52c3e0c263f2899795d8dbfe"  # ../shared/data/nevir/SOURCES.md
     assert origin.size == NEVIR_COPY.stat().st_size == 3_548_953
     assert "33ae782b421d03609035c36b60db2851f0bcfd40" in origin.source
 
