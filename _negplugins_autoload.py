@@ -10,8 +10,8 @@ loaded), and acts when one of these packages is first imported:
   (ComLQ's ``has_negation``, a bool; ``negplugins._compat.ir_datasets_export``);
 * ``ir_measures``: after it has loaded, the negation measures are registered (``negplugins.measures``);
 * ``pyserini``: before it loads, the Java 21 runtime is configured (``negplugins._compat.jvm``);
-* ``pyserini.search``: after it has loaded, ``--topics`` learns the suite's dataset ids (``--topics comlq``;
-  ``negplugins._compat.pyserini_topics``);
+* ``pyserini.search``: after it has loaded, ``--topics`` learns the suite's dataset ids (``--topics comlq``), and
+  ``pyserini.eval.trec_eval`` takes them as qrels names (``negplugins._compat.pyserini_topics``);
 * ``pyterrier``: after it has loaded, ``pt.Experiment`` learns to average the negation measures over the
   queries they are defined on (``negplugins._compat.pyterrier``).
 

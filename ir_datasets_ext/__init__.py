@@ -14,5 +14,8 @@ Offline use: set ``IR_DATASETS_EXT_MIRROR`` to a folder laid out as ``<benchmark
 from .datasets import comlq, excluir, nevir, boolquestions, dureader_retrieval, negplugins_demo  # noqa: F401, I001
 from .benchmark import Benchmark, Reported, benchmark_of, benchmarks, register_benchmark  # noqa: F401
 from .download import MIRROR_ENV  # noqa: F401
+from .util import register_family_roots
+
+register_family_roots(benchmarks())  # every benchmark's bare id is an entry, as ir_datasets' "beir"
 
 __version__ = "0.1.0"

@@ -15,10 +15,11 @@ read by :meth:`Benchmark.citation`.
 from __future__ import annotations
 
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-__all__ = ["Benchmark", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES", "PROTOCOLS"]
+__all__ = ["Benchmark", "Baseline", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES",
+           "PROTOCOLS", "PYSERINI_BM25", "format_reported"]
 
 #: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
 GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
@@ -50,6 +51,9 @@ class Reported:
         Provenance in the paper: table (or figure) and row, e.g. ``"Table 3, row BM25"``.
     note : str
         Anything a reader must know to compare (a different protocol, a rounded value).
+    decimals : int, optional
+        Decimals of the fraction as the paper prints the number (its 34.0 % is ``0.340``: 3); None takes the
+        spec's :attr:`Benchmark.reported_decimals`. The number is shown with them (:attr:`printed`).
     """
 
     system: str
@@ -59,6 +63,71 @@ class Reported:
     subset: str | None = None
     source: str = ""
     note: str = ""
+    decimals: int | None = None
+
+    @property
+    def printed(self) -> str:
+        """The value as the paper prints it, as a fraction (``0.340``, not ``0.34``): :func:`format_reported`."""
+        return format_reported(self.value, self.decimals)
+
+
+def format_reported(value: float | None, decimals: int | None = None) -> str:
+    """A paper's number with the paper's digits: ``decimals`` of them, else as few as it needs (``0.505``).
+
+    The one formatter of the papers' numbers (report cards, leaderboards, reproduction page); ``–`` for None.
+    """
+    if value is None:
+        return "–"
+    if decimals is not None:
+        return f"{value:.{decimals}f}"
+    return f"{round(value, 6):.6f}".rstrip("0").rstrip(".")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A system the suite computes itself, with no model, beside every model on the report card.
+
+    ``negplugins benchmark`` runs each baseline of a benchmark (:meth:`Benchmark.computed_baselines`) with the
+    suite's own runner, on the same data and to the same depth as the model, evaluates it with the same
+    measures and counts it in "better than N of M"; the papers' numbers stay context.
+
+    Parameters
+    ----------
+    name : str
+        File-name-safe name of its run (``bm25`` -> ``bm25.trec.gz``).
+    runner : {"bm25", "bm25s"}
+        ``bm25``: Lucene BM25 through Pyserini (``negplugins search bm25``) at ``parameters``; ``bm25s``: the
+        bm25s package (``negplugins search bm25s``) with ``preset``.
+    system : str
+        How the report card names it.
+    parameters : mapping
+        The runner's parameters (``bm25``: ``k1``, ``b``).
+    preset : str, optional
+        The bm25s preset (``comlq-authors``).
+    reproduces : str, optional
+        The system of the paper this configuration is (as :attr:`Reported.system`).
+    authors_pipeline : bool
+        It follows the authors' own code or configuration (with ``reproduces``).
+    """
+
+    name: str
+    runner: str
+    system: str
+    parameters: Mapping = field(default_factory=dict)
+    preset: str | None = None
+    reproduces: str | None = None
+    authors_pipeline: bool = False
+
+    def __post_init__(self):
+        if self.runner not in ("bm25", "bm25s"):
+            raise ValueError(f"baseline {self.name!r}: runner {self.runner!r} is not bm25 or bm25s")
+        if self.authors_pipeline and not self.reproduces:
+            raise ValueError(f"baseline {self.name!r}: authors_pipeline without reproduces (which system?)")
+
+
+#: Stock Pyserini BM25 at its defaults (``negplugins search bm25``): every full-corpus benchmark's first baseline.
+PYSERINI_BM25 = Baseline(name="bm25", runner="bm25", system="BM25 (Pyserini defaults: Lucene, k1 0.9, b 0.4)",
+                         parameters={"k1": 0.9, "b": 0.4})
 
 
 #: ``(dataset_id, qrels or None) -> (measure names, notes)``: a benchmark's own choice of measures where
@@ -128,6 +197,23 @@ class Benchmark:
     protocol_datasets : tuple of str
         The registered ids ``negplugins benchmark`` runs the protocol on, the ones the paper reports on
         (BoolQuestions: both corpora); empty: the first id of :attr:`datasets`.
+    license : str
+        The data's licence as its source states it, a lowercase SPDX-style id (``"mit"``, ``"cc-by-sa-3.0"``);
+        empty when the source states none. MTEB's task metadata reads it (:mod:`negplugins.mteb`).
+    data_revision : str
+        The revision of :attr:`data_url` the loaders read (a commit, or the branch where no commit is pinned);
+        empty when the source has no revisions (a file on a web server or a drive).
+    baselines : tuple of Baseline
+        Systems without a model the report card computes beside the model, after :data:`PYSERINI_BM25` (which
+        every ``retrieval`` benchmark gets): the authors' own pipeline where the suite has it as a preset
+        (ComLQ's ``bm25s`` ``comlq-authors``). See :meth:`computed_baselines`.
+    not_reproduced : tuple of str
+        Systems of the paper (as :attr:`Reported.system`) whose reported numbers the suite could not reproduce
+        on the released data; :attr:`reproduction_notes` says what was tried. The report card marks their
+        numbers "not reproduced here".
+    reported_decimals : int, optional
+        Decimals of the fractions as the paper prints its numbers (ComLQ's 50.5 %: 3), for the
+        :attr:`reported` numbers without their own :attr:`Reported.decimals`.
     """
 
     name: str
@@ -154,12 +240,36 @@ class Benchmark:
     protocol: str = "retrieval"
     depth: int = 100
     protocol_datasets: tuple[str, ...] = ()
+    license: str = ""
+    data_revision: str = ""
+    baselines: tuple[Baseline, ...] = ()
+    not_reproduced: tuple[str, ...] = ()
+    reported_decimals: int | None = None
 
     def __post_init__(self):
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"benchmark {self.name!r}: protocol {self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
         if not (isinstance(self.depth, int) and self.depth >= 1):
             raise ValueError(f"benchmark {self.name!r}: depth {self.depth!r} is not a positive integer")
+        unexplained = [system for system in self.not_reproduced if system not in self.reproduction_notes]
+        if unexplained:
+            raise ValueError(f"benchmark {self.name!r}: {unexplained[0]!r} is not reproduced but has no "
+                             "reproduction_notes entry saying what was tried")
+        names = [baseline.name for baseline in self.computed_baselines()]
+        if len(set(names)) != len(names):
+            raise ValueError(f"benchmark {self.name!r}: two baselines named alike ({', '.join(names)})")
+        if self.reported_decimals is not None:  # each number printed with the paper's digits
+            object.__setattr__(self, "reported", tuple(
+                r if r.decimals is not None else replace(r, decimals=self.reported_decimals) for r in self.reported))
+
+    def computed_baselines(self) -> tuple[Baseline, ...]:
+        """The baselines the report card computes: :data:`PYSERINI_BM25` for a ``retrieval`` benchmark, then
+        :attr:`baselines` (a ``pairs`` benchmark gets only its own: BM25 ranks a corpus, not a query's pair)."""
+        return ((PYSERINI_BM25,) if self.protocol == "retrieval" else ()) + tuple(self.baselines)
+
+    def is_reproduced(self, system: str) -> bool:
+        """False for a system of the paper whose numbers the suite could not reproduce (:attr:`not_reproduced`)."""
+        return system not in self.not_reproduced
 
     def benchmark_datasets(self) -> tuple[str, ...]:
         """The dataset ids the benchmark's protocol runs on (:attr:`protocol_datasets`, else the first listed id)."""

@@ -48,6 +48,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import ir_datasets
@@ -61,6 +62,7 @@ __all__ = [
     "VerifiedDownload",
     "mirror_root",
     "remove_stale_temporaries",
+    "ZipMember",
 ]
 
 MIRROR_ENV = "IR_DATASETS_EXT_MIRROR"
@@ -381,3 +383,33 @@ class VerifiedDownload:
                 raise ChecksumError(
                     f"{origin}: sha256 {sha256}, but {recorded} was recorded at the first download of "
                     f"{self.benchmark}/{self.file} (in {_recorded_hashes_path()})")
+
+
+class ZipMember:
+    """One member of a verified zip file, as a streamer (``path()``, ``stream()``): ir_datasets' ``ZipExtract``,
+    without its log lines.
+
+    ir_datasets' ``ZipExtract`` logs ``[INFO] [starting] opening zip file`` and ``[finished] ...`` through its own
+    logger each time a member is opened, which stock tools (``ir_measures comlq ...``, ``pyserini.eval.trec_eval
+    ... comlq ...``) then printed for the suite's datasets although nobody asked (opening takes milliseconds).
+    This one opens the same member of the same file, silently.
+
+    Parameters
+    ----------
+    download : VerifiedDownload
+        The zip file.
+    member : str
+        The member's path inside the zip (``dataset/corpus.jsonl``).
+    """
+
+    def __init__(self, download, member: str):
+        self.download = download
+        self.member = member
+
+    def path(self, force=True):
+        return self.download.path(force)
+
+    @contextlib.contextmanager
+    def stream(self):
+        with zipfile.ZipFile(self.path()) as archive, archive.open(self.member) as member:
+            yield member

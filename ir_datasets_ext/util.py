@@ -22,7 +22,7 @@ from .disk import check_free_space
 from .download import VerifiedDownload
 
 __all__ = ["Documentation", "FormatError", "iter_jsonl", "iter_json_array", "iter_json_object_items", "require_fields",
-           "StoredDocs", "register", "METADATA"]
+           "StoredDocs", "register", "register_family_roots", "METADATA"]
 
 
 class FormatError(ValueError):
@@ -162,11 +162,14 @@ class StoredDocs(BaseDocs):
     def docs_source_size(self) -> int | None:
         """Bytes of the file the documents are read from, or ``None`` when not known without reading it.
 
-        The default knows a ``_streamer`` that is a :class:`~ir_datasets_ext.download.VerifiedDownload` (one
-        file, verified, then measured); subclasses with other sources override it.
+        The default knows a ``_streamer`` that is a :class:`~ir_datasets_ext.download.VerifiedDownload` or a
+        :class:`~ir_datasets_ext.derived.ReleaseOrDerived` (one file, verified, then measured); subclasses with
+        other sources override it.
         """
+        from .derived import ReleaseOrDerived
+
         streamer = getattr(self, "_streamer", None)
-        if isinstance(streamer, VerifiedDownload):
+        if isinstance(streamer, (VerifiedDownload, ReleaseOrDerived)):
             return streamer.path().stat().st_size
         return None
 
@@ -333,3 +336,21 @@ METADATA = MetadataProvider(MetadataProvider.json_loader(PackageDataFile("etc/me
 def register(dataset_id: str, dataset) -> None:
     """Register ``dataset`` with ir_datasets under ``dataset_id``, with the suite's metadata."""
     ir_datasets.registry.register(dataset_id, Dataset(MetadataComponent(dataset_id, dataset, METADATA), dataset))
+
+
+def register_family_roots(specs) -> list[str]:
+    """Register each benchmark's bare family id (``nevir``, ``boolquestions``) where its module registered none.
+
+    ir_datasets registers a family whose datasets have different corpora as an entry with documentation only
+    (``beir``, ``nano-beir``: no documents, queries or qrels), and a family with one corpus as that corpus
+    (``msmarco-passage``); the suite does the same. ``comlq``, ``excluir`` and ``dureader-retrieval`` are their
+    corpus already; NevIR (one corpus per split) and BoolQuestions (MS MARCO and NQ) get a root holding their
+    docs YAML's ``_`` entry, which lists the ids to use. Returns the ids registered here.
+    """
+    added = []
+    for spec in specs:
+        if spec.name in ir_datasets.registry or spec.docs is None:
+            continue
+        register(spec.name, Dataset(Documentation(spec.docs)("_")))
+        added.append(spec.name)
+    return added

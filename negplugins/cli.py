@@ -51,6 +51,73 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+#: Help of every ``--measures`` / ``-m``.
+MEASURES_HELP = ("ir_measures measures, as ir_measures takes them: one string ('nDCG@10 RR@10'), several arguments "
+                 "(-m nDCG@10 RR@10) or commas (nDCG@10,RR@10); default: the dataset's paper measures")
+
+
+class _MeasuresAction(argparse.Action):
+    """``--measures``: each value may hold several measures (spaces, commas); repeated options add up."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .measures.parsing import split_measures
+
+        current = list(getattr(namespace, self.dest, None) or [])
+        for value in values:
+            current += split_measures(value)
+        setattr(namespace, self.dest, current)
+
+
+def add_measures_option(parser: argparse.ArgumentParser) -> None:
+    """``--measures`` / ``-m`` (``args.measures``: a list of measure strings, or None for the default).
+
+    Written as ir_measures takes measures: one string of several, several arguments, or commas. Values after
+    the first are taken only while they look like measures (:func:`regroup_measures`, called by the
+    suite's parser), so ``-m nDCG@10 comlq run.trec`` leaves the dataset and the run to the positionals.
+    """
+    parser.add_argument("--measures", "-m", nargs="+", action=_MeasuresAction, metavar="MEASURE", help=MEASURES_HELP)
+
+
+def regroup_measures(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """``args`` with each ``-m``/``--measures`` written ``--measures=VALUE``, one per value it really has.
+
+    argparse gives an option of ``nargs="+"`` every following argument up to the next option, a positional
+    included (``-m nDCG@10 comlq run.trec`` took the dataset and the run). Here the option keeps its first
+    value, as argparse would, and the following ones only while each looks like a measure (its names are
+    registered measures, :func:`negplugins.measures.parsing.looks_like_measure`) and is not an existing file;
+    the first that does not is left to the positionals. A parser without the option gets ``args`` unchanged.
+    """
+    action = parser._option_string_actions.get("--measures")
+    if not isinstance(action, _MeasuresAction):
+        return args
+    names = set(action.option_strings)
+    long_names = [name for name in parser._option_string_actions if name.startswith("--")]
+    regrouped, index = [], 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            return regrouped + args[index:]
+        abbreviated = arg.startswith("--") and len(arg) > 2 and [n for n in long_names if n.startswith(arg)] == ["--measures"]
+        if (arg not in names and not abbreviated) or index + 1 >= len(args) or args[index + 1].startswith("-"):
+            regrouped.append(arg)
+            index += 1
+            continue
+        regrouped.append(f"--measures={args[index + 1]}")
+        index += 2
+        while index < len(args) and not args[index].startswith("-") and _further_measure(args[index]):
+            regrouped.append(f"--measures={args[index]}")
+            index += 1
+    return regrouped
+
+
+def _further_measure(text: str) -> bool:
+    import os
+
+    from .measures.parsing import looks_like_measure
+
+    return not os.path.exists(text) and looks_like_measure(text)
+
+
 def _cmd_topics(args) -> int:
     import os
 
@@ -217,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=evaluate_description())  # each benchmark's default measures, from its spec
     p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
     p.add_argument("run", nargs="+", help="TREC run file(s) (6 columns; .gz accepted)")
-    p.add_argument("--measures", "-m", nargs="+", help="ir_measures names (default: the dataset's paper measures)")
+    add_measures_option(p)
     p.add_argument("--baseline", "-b", help="run (path or file name) the others are tested against "
                                             "(default: the first)")
     p.add_argument("--per-query", action="store_true", help="also output per-query values")
@@ -277,7 +344,16 @@ _VERBOSE_HELP = "show progress logs of ir_datasets and Anserini, and the traceba
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line, ``negplugins: error: <command>: <message>``."""
+    """An ArgumentParser whose usage errors are one line, ``negplugins: error: <command>: <message>``.
+
+    A command with ``--measures`` gets the option's values regrouped first (:func:`regroup_measures`),
+    so that ``-m`` before the positionals does not take them.
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None:
+            args = regroup_measures(self, list(args))
+        return super().parse_known_args(args, namespace)
 
     def error(self, message):
         command = self.prog[len(_PROG):].strip()
@@ -372,7 +448,26 @@ def run() -> None:
         status = 143
     for signum in (signal.SIGINT, signal.SIGTERM):
         _ended(signal.signal, signum, signal.SIG_IGN)
+    if status in (130, 143) and "ray" in sys.modules:
+        _exit_now(status)
     sys.exit(status)
+
+
+def _exit_now(status: int) -> None:
+    """End the process with ``status`` without the interpreter's teardown, once the command's cleanups have run.
+
+    Ray's core worker, stopped by a signal inside a blocking call, can abort in its own C++ teardown as the
+    interpreter exits: the process then ended by SIGABRT (status -6, 1 run in 3 here) after the command had
+    printed its line and removed its partial files. Ray was shut down already (the engine's ``finally``).
+    """
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            _ended(stream.flush)
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
+            pass
+    os._exit(status)
 
 
 def _ended(call, *args, **kwargs) -> None:

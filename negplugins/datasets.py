@@ -42,12 +42,14 @@ upstream.check("ir_datasets")
 import ir_datasets_ext  # noqa: E402, F401  (registers the suite's datasets)
 from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks  # noqa: E402
 
-from .errors import UnknownDatasetError  # noqa: E402
+from .errors import UnknownDatasetError, UserError  # noqa: E402
 
 __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qrels_dict", "breakdown_field",
            "ordered_subsets", "query_groups", "negation_field", "negation_groups", "NEGATION", "NO_NEGATION",
            "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset", "normalise_text", "document_fields",
-           "document_text", "iter_docs_for_indexing"]
+           "document_text", "iter_docs_for_indexing", "data_origins", "data_origin_notes", "require",
+           "ids_with", "close_ids"]
+
 
 def load(dataset_id: str):
     """Return the registered dataset ``dataset_id``.
@@ -55,7 +57,8 @@ def load(dataset_id: str):
     Raises
     ------
     UnknownDatasetError
-        The id is not registered; the message suggests the closest registered ids.
+        The id is not registered; the message suggests the closest registered ids (compared without regard
+        to case: ``ComLQ`` suggests ``comlq``; ids themselves are case-sensitive, as in ir_datasets).
     """
     try:
         return ir_datasets.registry[dataset_id]
@@ -63,13 +66,79 @@ def load(dataset_id: str):
         pass
     names = list(ir_datasets.registry)
     ours = sorted(n for n in names if benchmark_of(n) is not None)
-    close = difflib.get_close_matches(dataset_id, ours, n=3, cutoff=0.5) or \
-        difflib.get_close_matches(dataset_id, names, n=3, cutoff=0.6)
+    close = close_ids(dataset_id, ours, 0.5) or close_ids(dataset_id, names, 0.6)
     if close:
         hint = f"did you mean {', '.join(close)}?"
     else:
         hint = "the suite's datasets: " + ", ".join(n for n in ours if n.count("/") <= 1)
     raise UnknownDatasetError(f"unknown dataset {dataset_id!r}; {hint}")
+
+
+def data_origins(dataset) -> list[dict]:
+    """The derived copies a loaded dataset reads in place of its release files, as records (empty: none).
+
+    One record per copy (:meth:`ir_datasets_ext.derived.DataOrigin.to_dict`: ``kind`` ``"derived copy"``,
+    ``file``, ``sha256``, ``size``, ``source``, ...), from the dataset's ``data_origins()``
+    (:class:`ir_datasets_ext.derived.DataOrigins`); a dataset outside the suite has none. Run sidecars,
+    evaluations, report cards and leaderboards all carry these records, so a number computed on a copy says so.
+    """
+    origins = getattr(dataset, "data_origins", None)
+    return [origin.to_dict() for origin in origins()] if callable(origins) else []
+
+
+def data_origin_notes(records) -> list[str]:
+    """One line per :func:`data_origins` record, as evaluations and reports print it."""
+    from ir_datasets_ext.derived import DataOrigin
+
+    return [f"data: {DataOrigin.from_dict(record).describe()}" for record in records]
+def close_ids(dataset_id: str, names: list[str], cutoff: float) -> list[str]:
+    """The (at most 3) ids of ``names`` closest to ``dataset_id``, compared in lower case (difflib's ratio).
+
+    An id that differs only in case is the one suggestion (``ComLQ`` -> ``comlq``).
+    """
+    by_lower: dict[str, list[str]] = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), []).append(name)
+    if dataset_id.lower() in by_lower:
+        return by_lower[dataset_id.lower()]
+    close = difflib.get_close_matches(dataset_id.lower(), list(by_lower), n=3, cutoff=cutoff)
+    return [name for lower in close for name in by_lower[lower]][:3]
+
+
+#: What each part of a dataset is called in messages.
+_PARTS = {"docs": "documents", "queries": "queries", "qrels": "relevance judgements (qrels)",
+          "scoreddocs": "candidate documents (scoreddocs)"}
+
+
+def ids_with(dataset_id: str, part: str) -> list[str]:
+    """The registered ids below ``dataset_id`` (``nevir`` -> ``nevir/train``, ...) whose datasets have ``part``.
+
+    ``part`` is ``"docs"``, ``"queries"``, ``"qrels"`` or ``"scoreddocs"``; the ids are in registration order,
+    the nearest level first (``boolquestions/msmarco`` before ``boolquestions/msmarco/and``).
+    """
+    below = [name for name in ir_datasets.registry if name.startswith(dataset_id + "/")]
+    have = [name for name in below if getattr(ir_datasets.registry[name], f"has_{part}")()]
+    return sorted(have, key=lambda name: name.count("/"))
+
+
+def require(dataset, part: str, dataset_id: str | None = None) -> None:
+    """Refuse a dataset without ``part`` (``"docs"``, ``"queries"``, ``"qrels"``, ``"scoreddocs"``).
+
+    A family root such as ``nevir`` or ``excluir`` is a real ir_datasets entry with its documentation (and
+    ``excluir`` its corpus) but no queries: asked for them, it names the ids that have them.
+
+    Raises
+    ------
+    UserError
+        ``<id>: the dataset has no queries; use nevir/train, nevir/dev, nevir/test`` (the ids below it with them).
+    """
+    if getattr(dataset, f"has_{part}")():
+        return
+    dataset_id = dataset_id or dataset.dataset_id()
+    have = ids_with(dataset_id, part)
+    more = f" (and {len(have) - 8} more)" if len(have) > 8 else ""
+    hint = f"use {', '.join(have[:8])}{more}" if have else f"choose a dataset with {_PARTS[part]}"
+    raise UserError(f"{dataset_id}: the dataset has no {_PARTS[part]}; {hint}")
 
 
 def normalise_text(text: str) -> str:
@@ -78,11 +147,14 @@ def normalise_text(text: str) -> str:
 
 
 def query_texts(dataset) -> dict[str, str]:
-    """``{query_id: text}`` in the dataset's order, text normalised to one line."""
+    """``{query_id: text}`` in the dataset's order, text normalised to one line (:func:`require`: it has queries)."""
+    require(dataset, "queries")
     return {q.query_id: normalise_text(q.default_text()) for q in dataset.queries_iter()}
 
 
 def qrels_dict(dataset) -> dict[str, dict[str, int]]:
+    """``{query_id: {doc_id: relevance}}`` (:func:`require`: the dataset has qrels)."""
+    require(dataset, "qrels")
     qrels: dict[str, dict[str, int]] = {}
     for qrel in dataset.qrels_iter():
         qrels.setdefault(qrel.query_id, {})[qrel.doc_id] = qrel.relevance
@@ -155,7 +227,9 @@ def docs_root_id(dataset_id: str, dataset=None) -> str:
     Subsets such as ``comlq/2in`` share one corpus with ``comlq``, so they share one index. ``dataset``,
     when given, is ``dataset_id`` already loaded (it is not resolved again).
     """
-    handler = (dataset if dataset is not None else load(dataset_id)).docs_handler()
+    dataset = dataset if dataset is not None else load(dataset_id)
+    require(dataset, "docs", dataset_id)
+    handler = dataset.docs_handler()
     family = dataset_id.split("/")[0]
     candidates = [name for name in ir_datasets.registry if name == family or name.startswith(family + "/")]
     same = [name for name in candidates if ir_datasets.registry[name].has_docs()
@@ -205,6 +279,7 @@ def document_text(doc, normalise: bool = False) -> str:
 
 def iter_docs_for_indexing(dataset) -> Iterator[tuple[str, str]]:
     """``(doc_id, document_text(doc))`` for every document, whitespace as given (Lucene and dense indexes)."""
+    require(dataset, "docs")
     for doc in dataset.docs_iter():
         yield doc.doc_id, document_text(doc)
 

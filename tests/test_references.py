@@ -10,6 +10,8 @@ SOURCES = [*sorted((ROOT / "negplugins").rglob("*.py")), *sorted((ROOT / "ir_dat
 SOURCES.remove(Path(__file__).resolve())  # its examples below cite missing files on purpose
 # a cited document: docs/<name>.md, or a file name in capitals such as README.md or METRICS.md
 CITED = re.compile(r"(?<![\w./-])(/?(?:\.\.?/|[\w-]+/)*(?:docs/[\w-]+|[A-Z][A-Z_]+)\.md)\b")
+#: The suite's reference material (papers, data and their provenance), beside the checkout where tests and CI read it.
+SHARED = "../shared/"
 MARKDOWN_LINK = re.compile(r"\]\(((?!https?:|#)[^)#\s]+)")
 
 
@@ -32,6 +34,8 @@ def _exists(cited: str, source: Path) -> bool:
     """A path is looked up from the root and from the citing file's folder, a bare name anywhere one level down."""
     if cited.startswith("/"):
         return False  # a machine's absolute path is not in the repository
+    if cited.startswith(SHARED):
+        return (ROOT / cited).resolve().is_file()  # the reference material beside the checkout, as tests and CI read it
     if "/" in cited:
         return _in_repository(ROOT / cited) or _in_repository(source.parent / cited)
     return _in_repository(ROOT / cited) or any(ROOT.glob(f"*/{cited}"))
@@ -42,7 +46,8 @@ def test_the_checker_sees_the_citations():
     assert {"docs/measures.md", "docs/formats.md", "docs/toolchain.md", "README.md"} <= cited
     assert CITED.findall("see ../shared/METRICS.md, /work/shared/FORMATS.md, not measures.md") == [
         "../shared/METRICS.md", "/work/shared/FORMATS.md"]
-    assert not _exists("../shared/METRICS.md", ROOT / "tests" / "x.py") and _exists("runs/README.md", ROOT / "x.py")
+    assert not _exists("../shared/NO_SUCH.md", ROOT / "tests" / "x.py") and _exists("runs/README.md", ROOT / "x.py")
+    assert _exists("../shared/METRICS.md", ROOT / "tests" / "x.py") == (ROOT.parent / "shared" / "METRICS.md").is_file()
 
 
 def test_every_cited_document_is_in_the_repository():

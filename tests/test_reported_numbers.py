@@ -6,7 +6,8 @@ paper labels them (``"Table 3, row BM25, column 2in"``); the test takes that tab
 lines between the previous table caption and its own; a section where the extraction lost the captions), finds
 the one line that holds the row's label and, in the named columns, every number the spec records for that row,
 and compares each cell with the value as the paper prints it: a percentage with the cell's decimals (0.505 is
-printed "50.5", 0.0 is printed "0.00"). The expected values are the papers' own cells.
+printed "50.5", 0.0 is printed "0.00"), and the number as the suite shows it (``Reported.printed``) with the same
+digits (the paper's 34.0 is shown 0.340, not 0.34). The expected values are the papers' own cells.
 """
 
 from __future__ import annotations
@@ -116,14 +117,16 @@ def _squash(text):
     return re.sub(r"\s+", "", _TAG.sub("", text)).lower()
 
 
-def _prints_as(value, cell):
-    """Whether the fraction ``value`` is the percentage the paper prints as ``cell`` (same decimals)."""
+def _prints_as(reported, cell):
+    """Whether ``reported`` is the percentage the paper prints as ``cell`` (same decimals), shown with its digits."""
     match = _CELL.match(cell)
     if not match:
         return False
     printed = match.group(1)
     decimals = len(printed.split(".")[1]) if "." in printed else 0
-    return f"{value * 100:.{decimals}f}" == printed and abs(value * 100 - float(printed)) < 1e-9
+    value = reported.value
+    return f"{value * 100:.{decimals}f}" == printed and abs(value * 100 - float(printed)) < 1e-9 \
+        and reported.printed == f"{float(printed) / 100:.{decimals + 2}f}"
 
 
 def _matching_lines(name, table, row, entries, lines):
@@ -136,7 +139,7 @@ def _matching_lines(name, table, row, entries, lines):
         if len(cells) < len(columns) + 1 or not any(label in _squash(line) for label in labels):
             continue
         tail = cells[-len(columns):]
-        if all(_prints_as(reported.value, tail[columns.index(column)]) for column, reported in entries):
+        if all(_prints_as(reported, tail[columns.index(column)]) for column, reported in entries):
             found.append(line)
     return found
 
@@ -194,3 +197,14 @@ def test_a_misrecorded_number_is_caught():
     assert not _matching_lines("comlq", 3, "BM25", [(column, off)] + entries[1:], lines)
     swapped = [(entries[1][0], first)] + entries[1:]
     assert not _matching_lines("comlq", 3, "BM25", swapped, lines)
+    shortened = replace(first, decimals=2)  # the right number without the paper's third digit
+    assert not _matching_lines("comlq", 3, "BM25", [(column, shortened)] + entries[1:], lines)
+
+
+def test_paper_numbers_keep_the_papers_digits():
+    """The issue's case: ComLQ's HyDE on pni is printed 34.0 in the paper, shown 0.340 beside 0.317 (not 0.34)."""
+    spec = next(spec for spec in benchmarks() if spec.name == "comlq")
+    hyde = {r.subset: r.printed for r in spec.reported if r.system == "HyDE" and r.measure == "nDCG@10"}
+    assert hyde["pni"] == "0.340" and hyde["pin"] == "0.317"
+    nevir = {r.system: r.printed for r in next(s for s in benchmarks() if s.name == "nevir").reported}
+    assert nevir["Random"] == "0.25" and nevir["TF-IDF"] == "0.020"  # the paper's 25% and 2.0%

@@ -69,6 +69,9 @@ SPEC = register_benchmark(Benchmark(
     protocol="retrieval",
     depth=100,
     protocol_datasets=(f"{NAME}/msmarco", f"{NAME}/nq"),
+    license="cc-by-sa-3.0",  # the repository's README ("License") and the dataset card
+    data_revision=REVISION,
+    reported_decimals=4,  # the paper prints percentages with two decimals
 ))
 
 

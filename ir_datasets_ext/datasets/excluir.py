@@ -4,6 +4,12 @@ Two JSON files on Google Drive: ``corpus.json`` (a JSON array of passage strings
 and ``test_manual_final.json`` (a JSON array of 3,452 query objects; id = 0-based position; query text
 ``RQ_rewrite``; ``corpus_sub_index`` = ``[negative_index, positive_index]``). Registered ids:
 ``excluir`` (the corpus) and ``excluir/test`` (the benchmark). Both files are parsed streaming.
+
+Offline, where the release's ``test_manual_final.json`` is not in the mirror, the queries and qrels of
+``excluir/test`` are read from the derived copy :data:`DERIVED_TEST` (the same 3,452 objects with fields of an LLM
+query-rewriting study added; ``<mirror>/excluir/derived/ExcluIR_test_manual_final.json``): only ``RQ_rewrite`` and
+``corpus_sub_index`` are read. No copy of ``corpus.json`` is known, so without it the documents, and with them
+any evaluation, stay unavailable (its absence is the error).
 """
 
 from typing import NamedTuple
@@ -13,6 +19,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..benchmark import Benchmark, register_benchmark
+from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import VerifiedDownload
 from ..gdrive import GoogleDriveSource
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
@@ -42,6 +49,8 @@ SPEC = register_benchmark(Benchmark(
     protocol="retrieval",
     depth=100,
     protocol_datasets=(f"{NAME}/test",),
+    license="",  # the repository states none
+    reported_decimals=4,  # the paper prints percentages with two decimals
 ))
 
 
@@ -53,12 +62,29 @@ _CORPUS = VerifiedDownload(
     url="https://drive.google.com/uc?export=download&id=18-ODtPKGH3KC3_KijoobPHbxzDHWeUYv",
     source=GoogleDriveSource,
 )
-_TEST = VerifiedDownload(
+_TEST_RELEASE = VerifiedDownload(
     benchmark=NAME,
     file="test_manual_final.json",
     url="https://drive.google.com/uc?export=download&id=1PwDeIPdGu4T2uCdhvzdVepdqdV6CzzgL",
     source=GoogleDriveSource,
 )
+#: The 3,452 test queries as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them; no corpus
+#: comes with them. Provenance and hashes: ../shared/data/excluir/SOURCES.md in the suite's reference material.
+DERIVED_TEST = DataOrigin(
+    benchmark=NAME,
+    path="derived/ExcluIR_test_manual_final.json",
+    replaces=_TEST_RELEASE.file,
+    sha256="32120b42c5cc8204e29aeb33cc69f39c07469fcc5aeb256e04fc7732420cc51b",
+    size=3_022_011,
+    source="github.com/AdamF-Optimizer/IR_llm_negation_rewriting at commit 33ae782b421d03609035c36b60db2851f0bcfd40, "
+           "DPR/data/ExcluIR_test_manual_final.json",
+    url="https://raw.githubusercontent.com/AdamF-Optimizer/IR_llm_negation_rewriting/"
+        "33ae782b421d03609035c36b60db2851f0bcfd40/DPR/data/ExcluIR_test_manual_final.json",
+    note="A JSON array of the 3,452 test queries with ExcluIR's fields (RQ_rewrite and corpus_sub_index, the only "
+         "ones read; question0) and fields of an LLM query-rewriting study (rewritten_query, status, ...), which are "
+         "ignored. It has no corpus: without corpus.json there are no documents to evaluate a run against.",
+)
+_TEST = ReleaseOrDerived(_TEST_RELEASE, DERIVED_TEST)
 
 
 class ExcluIRDoc(NamedTuple):
@@ -89,7 +115,13 @@ def _index(value, source, position, field):
 
 
 def iter_excluir_queries(streamer, source="test_manual_final.json"):
-    """Yield :class:`ExcluIRQuery` from a ``test_manual_final.json`` stream, validating each object."""
+    """Yield :class:`ExcluIRQuery` from a ``test_manual_final.json`` stream, validating each object.
+
+    Only ``RQ_rewrite`` and ``corpus_sub_index`` are read; other fields (``question0``, those a derived copy
+    adds) are ignored.
+    """
+    if isinstance(streamer, ReleaseOrDerived):
+        source = streamer.file
     with streamer.stream() as stream:
         for position, index, record in iter_json_array(stream, source):
             where = f"{position.split(':', 1)[1]} (query {index})"
@@ -164,7 +196,8 @@ def _init():
     docs = ExcluIRDocs(_CORPUS)
     base = Dataset(docs, documentation("_"))
     register(NAME, base)
-    test = Dataset(docs, ExcluIRQueries(_TEST), ExcluIRQrels(_TEST), documentation("test"))
+    test = Dataset(docs, ExcluIRQueries(_TEST), ExcluIRQrels(_TEST), DataOrigins(_TEST),
+                   OriginDocumentation(documentation("test"), DERIVED_TEST))
     register(f"{NAME}/test", test)
     return base, {"test": test}
 

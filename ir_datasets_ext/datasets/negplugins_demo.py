@@ -41,6 +41,7 @@ SPEC = register_benchmark(Benchmark(
     protocol="retrieval",
     depth=100,
     protocol_datasets=(NAME,),
+    license="apache-2.0",  # written for the suite, under its licence
 ))
 
 

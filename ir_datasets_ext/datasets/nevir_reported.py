@@ -7,7 +7,7 @@ column as the paper labels them. ``tests/test_reported_numbers.py`` finds every 
 from ..benchmark import Reported
 
 REPORTED = (
-    Reported(system="Random", measure="PairedAcc", value=0.25, dataset="nevir/test",
+    Reported(system="Random", measure="PairedAcc", value=0.25, decimals=2, dataset="nevir/test",
              source="Table 2, row Random / Random, column Score",
              note="expected paired accuracy of a random ranking (1/2 x 1/2), not a run; the caption names no split: "
                   "recorded on test"),

@@ -67,8 +67,9 @@ def configure_java(main: str | None = None) -> None:
 
 
 def pyserini_topic_names() -> None:
-    """Make Pyserini's ``--topics`` resolve the suite's dataset ids (``--topics comlq``), once ``pyserini.search``
-    is imported (see :mod:`negplugins._compat.pyserini_topics`)."""
+    """Make Pyserini's ``--topics`` and ``trec_eval``'s qrels argument resolve the suite's dataset ids
+    (``--topics comlq``; ``trec_eval ... comlq run.trec``), once ``pyserini.search`` is imported (see
+    :mod:`negplugins._compat.pyserini_topics`)."""
     from . import pyserini_topics
 
     pyserini_topics.install()

@@ -67,6 +67,8 @@ class Needed:
 
 _TOPIC_NAMES = ("Pyserini's --topics does not know the suite's dataset ids (comlq, excluir/test, ...): pass a topic "
                 "file written by 'negplugins topics' instead")
+_QRELS_NAMES = ("pyserini.eval.trec_eval does not know the suite's dataset ids as qrels names (comlq, excluir/test, "
+                "...): pass the qrels file of 'ir_datasets export <id> qrels' instead")
 _EXPORT = "'ir_datasets export' and 'lookup' skip the bool fields of the suite's records (ComLQ's has_negation)"
 _PROVIDER = "the negation measures (RightRank, DeltaMRR, ...) cannot be computed through ir_measures"
 
@@ -111,6 +113,8 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
     "pyserini.search": (  # negplugins._compat.pyserini_topics (checked once pyserini.search has been imported)
         Needed("pyserini.search", "get_topics", _TOPIC_NAMES),
         Needed("pyserini.search._base", "get_topics", _TOPIC_NAMES),
+        Needed("pyserini.search", "get_qrels_file", _QRELS_NAMES),
+        Needed("pyserini.search._base", "get_qrels_file", _QRELS_NAMES),
     ),
     "ir_datasets.commands.export": (  # negplugins._compat.ir_datasets_export
         Needed("ir_datasets.commands.export", "TsvExporter", _EXPORT),

@@ -4,7 +4,7 @@
 
     negplugins benchmark --model MODEL [--reranker {cross-encoder,monot5,bi-encoder}]
                          [--benchmarks comlq,excluir,...] [--output results/MODEL] [--contribute [--runs runs]]
-                         [--indexes indexes] [--batch-size N] [--force] [--no-progress]
+                         [--indexes indexes] [--batch-size N] [--force] [--no-baselines] [--no-progress]
 
 Progress goes to standard error; standard output gets one line per dataset (its primary measure, or why
 it was skipped) and the report's path. Exit status 0 when at least one benchmark ran, 2 when none could
@@ -28,7 +28,8 @@ def _cmd_benchmark(args) -> int:
 
     result = run_benchmark(args.model, reranker=args.reranker, benchmarks=args.benchmarks, output=args.output,
                            contribute=args.contribute, runs=args.runs, indexes=args.indexes,
-                           batch_size=args.batch_size, force=args.force, progress=not args.no_progress)
+                           batch_size=args.batch_size, force=args.force, progress=not args.no_progress,
+                           baselines=not args.no_baselines)
     width = max(len(o.dataset) for o in result.outcomes)
     for outcome in result.outcomes:
         if outcome.status != "done":
@@ -40,6 +41,8 @@ def _cmd_benchmark(args) -> int:
         print(f"{outcome.dataset:<{width}}  {primary} {shown}  ({outcome.run})")
     print(f"report: {result.output / REPORT_FILES[1]} and {result.output / REPORT_FILES[0]}; "
           f"summary: {result.output / 'summary.json'}")
+    if result.mteb:
+        print(f"MTEB results: {result.mteb[-1].parent}")
     return 0
 
 
@@ -53,8 +56,9 @@ def add_commands(commands, runners) -> None:
                     "retrieval to the paper's depth (or BM25 then the model as a reranker, with --reranker), NevIR's "
                     "candidate pairs scored by the model. Evaluates with the papers' measures and writes, in the "
                     "output folder, each run with its sidecar and results, summary.json, and a report (report.md, "
-                    "report.html, figure.svg) setting the model beside the papers' systems. A re-run reuses the "
-                    "finished runs and results. Benchmarks without data are listed as skipped, with the reason.")
+                    "report.html, figure.svg) setting the model beside the papers' systems, and, for an embedding model, "
+                    "MTEB result files (mteb/results/, see docs/mteb.md). A re-run reuses the finished runs and "
+                    "results. Benchmarks without data are listed as skipped, with the reason.")
     p.add_argument("--model", required=True,
                    help="model folder or Hugging Face id in the local cache (all-MiniLM-L6-v2 or default: the packaged "
                         "one)")
@@ -75,6 +79,9 @@ def add_commands(commands, runners) -> None:
                    help="where Lucene and faiss indexes are built and reused (default: indexes)")
     p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE),
                    help=f"texts (dense) or pairs (rerank) per forward pass, 1 to {MAX_BATCH_SIZE} (default: 64 and 32)")
+    p.add_argument("--no-baselines", action="store_true",
+                   help="do not run the baselines that need no model (Pyserini BM25 on every full-corpus benchmark, "
+                        "the authors' pipeline where the suite has it); the report then compares the model with none")
     p.add_argument("--no-progress", action="store_true", help="no progress lines or bars on standard error")
     p.add_argument("--force", action="store_true", help=FORCE_HELP + "; also the report, summary and results files")
     p.set_defaults(func=_cmd_benchmark)

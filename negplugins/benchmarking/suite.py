@@ -17,25 +17,42 @@ for every registered benchmark whose data is available, runs the protocol its sp
     model: as a bi-encoder without ``reranker``, else as the reranker.
 
 Each run is evaluated with the benchmark's paper measures, overall and per subset
-(:func:`negplugins.evaluation.evaluate`). Output (``results/<model>/`` by default)::
+(:func:`negplugins.evaluation.evaluate`), with the 95% confidence interval of every mean
+(:func:`negplugins.evaluation.significance.evaluation_intervals`: Student's t over the per-query values).
+
+**Baselines.** Beside the model, every dataset gets the systems its spec declares that need no model
+(:meth:`ir_datasets_ext.benchmark.Benchmark.computed_baselines`): stock Pyserini BM25 at its defaults on every
+``retrieval`` benchmark (``negplugins search bm25``; the same run is a reranker's first stage), and the authors'
+own pipeline where the suite has it as a preset (ComLQ: ``negplugins search bm25s --preset comlq-authors``), each
+to the benchmark's depth, evaluated with the same measures and compared with the model per query on the primary
+measure (:func:`negplugins.evaluation.significance.compare`: paired randomization test, Holm across the
+baselines). The report counts only these in "better than N of M"; the papers' numbers are context.
+``baselines=False`` (``--no-baselines``) leaves them out.
+
+Output (``results/<model>/`` by default)::
 
     summary.json                 the model (id, weights SHA-256, parameters), versions, date, every dataset:
                                  its system, files and scores, or why it was skipped
     report.md, report.html       the report (see :mod:`negplugins.benchmarking.report`)
     figure.svg                   the report's figure
     <dataset slug>/<run>.trec.gz the run, with its sidecar <run>.meta.json
-    <dataset slug>/bm25.trec.gz  the first stage of a reranked run (with its sidecar)
-    <dataset slug>/results.json  the evaluation (Evaluation.to_dict, per query included)
+    <dataset slug>/bm25.trec.gz  Pyserini BM25: a baseline, and the first stage of a reranked run (with its sidecar)
+    <dataset slug>/results.json  the evaluation (Evaluation.to_dict, per query included, and ``ci95``)
+    <dataset slug>/<baseline>.trec.gz, <baseline>.results.json   each other baseline's run and evaluation
+    mteb/results/<model>/<rev>/  MTEB's results layout, an embedding model's only: <Task>.json per benchmark and
+                                 model_meta.json (negplugins.mteb.results; not written without mteb installed)
 
 A dataset whose files cannot be had (a failed download, a file missing from ``IR_DATASETS_EXT_MIRROR``, an
 unreadable or malformed file) is skipped and listed with the reason; nothing else is. Progress goes to
 standard error, one line per benchmark and step.
 
 **Re-runs.** A run is reused when its sidecar still matches it (SHA-256) and records the same dataset,
-runner, model fingerprint and parameters (depth; reranker kind and first stage); its results when they
-record the run's SHA-256, the same qrels (SHA-256), the same measures and the stock tie handling (``"ties":
-"stock"``, :mod:`negplugins.measures.ranking`; results written before it was recorded are scored again). A re-run
-over finished results thus only renders the report again, byte for byte the same.
+runner, model fingerprint and parameters (depth; reranker kind and first stage; a baseline's parameters or
+preset) and the same data origin (a run made on a derived copy is made again once the release is there, and the
+reverse); its results when they record the run's SHA-256, the same qrels (SHA-256), the same measures, the same
+data origin and the stock tie handling (``"ties": "stock"``, :mod:`negplugins.measures.ranking`; results written
+before it was recorded are scored again). A re-run over finished results thus only renders the report again, byte
+for byte the same.
 
 **Nothing a user owns is lost.** Runs are written through :func:`negplugins.io.outputs.check_run_output`'s
 rule. The other files are replaced only when they are absent, or hold what this command wrote there last
@@ -53,6 +70,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ir_datasets_ext.benchmark import PYSERINI_BM25
 
 from .. import datasets
 from ..errors import UserError
@@ -72,12 +91,17 @@ RESULTS_FILE = "results.json"
 REPORT_FILES = ("report.md", "report.html", "figure.svg")
 SUMMARY_FORMAT = "negplugins-benchmark-summary"
 RESULTS_FORMAT = "negplugins-benchmark-results"
-FORMAT_VERSION = 1
-FIRST_STAGE = "bm25.trec.gz"
-BM25_PARAMETERS = {"k1": 0.9, "b": 0.4}  # Pyserini's defaults, as `negplugins search bm25`
+FORMAT_VERSION = 2  # 2: results hold the confidence intervals (ci95), the summary the baselines
+FIRST_STAGE = f"{PYSERINI_BM25.name}.trec.gz"
+BM25_PARAMETERS = dict(PYSERINI_BM25.parameters)  # Pyserini's defaults, as `negplugins search bm25`
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
 MAX_SUMMARY_BYTES = 64 * 1024 * 1024
 _RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
+#: How the model is compared with each baseline (the summary's ``statistics``, the report's method line).
+COMPARISON_METHOD = ("the model minus each baseline on the primary measure, per query over the queries with a value "
+                     "in both: the mean difference with its 95% t interval, and the two-sided paired randomization "
+                     f"test (sign flips, {10_000:,} permutations, fixed seed), Holm-corrected across the dataset's "
+                     "baselines")
 
 
 @dataclass
@@ -85,7 +109,8 @@ class BenchmarkOutcome:
     """What happened to one dataset of one benchmark.
 
     ``status`` is ``"done"`` or ``"skipped"`` (then ``reason`` says why); ``steps`` lists
-    ``(step, "ran" or "reused", seconds)``.
+    ``(step, "ran" or "reused", seconds)``; ``intervals`` holds the 95% confidence intervals of the evaluation's
+    means, ``baselines`` each baseline's run, evaluation and comparison with the model (as in the summary).
     """
 
     benchmark: str
@@ -103,6 +128,8 @@ class BenchmarkOutcome:
     created: str | None = None
     steps: list[tuple[str, str, float]] = field(default_factory=list)
     contributed: Path | None = None
+    intervals: dict | None = None
+    baselines: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -113,6 +140,7 @@ class BenchmarkResult:
     summary: dict
     outcomes: list[BenchmarkOutcome]
     files: list[Path]
+    mteb: list[Path] = field(default_factory=list)  # the MTEB result files among ``files``
 
     @property
     def done(self) -> list[BenchmarkOutcome]:
@@ -144,7 +172,9 @@ def select_benchmarks(names=None) -> list:
     by_name = {spec.name: spec for spec in specs}
     unknown = [name for name in wanted if name not in by_name]
     if unknown:
-        raise UserError(f"--benchmarks: unknown benchmark {unknown[0]!r}; choose from "
+        close = datasets.close_ids(unknown[0], list(by_name), 0.5)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise UserError(f"--benchmarks: unknown benchmark {unknown[0]!r}; {hint}choose from "
                         + ", ".join(s.name for s in specs))
     return [spec for spec in specs if spec.name in wanted]
 
@@ -315,6 +345,8 @@ def _reusable_run(path: Path, expected: dict) -> dict | None:
         return None
     if any(_field(meta, key) != value for key, value in expected.items()):
         return None
+    if meta.get("data_origin", []) != datasets.data_origins(datasets.load(meta["dataset"])):
+        return None  # made on other files (a derived copy, the release): made again
     return meta
 
 
@@ -326,14 +358,15 @@ def _qrels_sha256(qrels: dict) -> str:
     return digest.hexdigest()
 
 
-def _reusable_results(path: Path, run: Path, qrels_sha: str, measures: list[str]) -> dict | None:
+def _reusable_results(path: Path, run: Path, qrels_sha: str, measures: list[str], origins: list[dict]) -> dict | None:
     record = _our_json(path, RESULTS_FORMAT, MAX_RESULTS_BYTES)
     if record is None or record.get("version") != FORMAT_VERSION:
         return None
     evaluation = record.get("evaluation")
     if record.get("run") != run.name or record.get("run_sha256") != file_sha256(run) \
             or record.get("qrels_sha256") != qrels_sha or not isinstance(evaluation, dict) \
-            or evaluation.get("measures") != measures or evaluation.get("ties") != STOCK:
+            or evaluation.get("measures") != measures or evaluation.get("ties") != STOCK \
+            or evaluation.get("data_origin", []) != origins:
         return None  # a record without "ties" was scored before standard measures were stock: score again
     return record
 
@@ -356,6 +389,18 @@ def _dense_index_path(indexes: Path, dataset_id: str, ref) -> Path:
     if ref.path is None:  # a model object: its own index, never one built from files of the same name
         name = f"{name}-{ref.sha256[:12]}"
     return indexes / "faiss" / corpus / name
+
+
+def _reusable_index(indexes: Path, dataset_id: str, model: _Model) -> Path | None:
+    """The model's dense index under ``indexes`` when a bi-encoder reranker can read its passage vectors, else None."""
+    from ..runners.dense import reusable_passage_index
+
+    if model.scorer[1] != "bi-encoder":
+        return None
+    scorer = model.scorer[0]
+    path, _ = reusable_passage_index(dataset_id, scorer.ref, scorer.encoder.settings,
+                                     _dense_index_path(indexes, dataset_id, model.ref))
+    return path
 
 
 def _probe(spec, dataset_id: str):
@@ -412,7 +457,8 @@ def _run_protocol(spec, dataset_id: str, folder: Path, model: _Model, load, inde
             return run
         say(f"scoring each query's {spec.depth} candidates with {model.scorer[1]} {model.ref.name}")
         rerank(dataset_id, run, candidates=True, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-               run_tag=tag, loaded=load().scorer, force=force, command=command)
+               run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
+               index=_reusable_index(indexes, dataset_id, load()))
         say(f"scored the pairs in {_timed(outcome, 'pairs', 'ran', start):.1f} s -> {run}")
         return run
 
@@ -438,23 +484,9 @@ def _run_protocol(spec, dataset_id: str, folder: Path, model: _Model, load, inde
         return run
 
     # BM25, then the reranker
-    from ..runners.bm25 import bm25_search
-    from ..runners.lucene_index import lucene_index
-
-    first = folder / FIRST_STAGE
+    first = _baseline_run(spec, dataset_id, PYSERINI_BM25, folder, indexes, outcome, say, force, command,
+                          what="BM25 first stage")
     outcome.first_stage = first
-    start = time.perf_counter()
-    first_expected = {"dataset": dataset_id, "runner": "bm25", "parameters.hits": spec.depth,
-                      **{f"parameters.{k}": v for k, v in BM25_PARAMETERS.items()}}
-    if _reusable_run(first, first_expected):
-        say(f"BM25 first stage (top {spec.depth}): reused {first}")
-        _timed(outcome, "bm25", "reused", start)
-    else:
-        index = indexes / "lucene" / datasets.slug(datasets.docs_root_id(dataset_id))
-        say(f"BM25 first stage (top {spec.depth}); Lucene index {index}")
-        index, _ = lucene_index(dataset_id, index=index, reuse_slim=True)  # BM25 needs postings only
-        bm25_search(dataset_id, first, index=index, hits=spec.depth, force=force, command=command, **BM25_PARAMETERS)
-        say(f"BM25 first stage in {_timed(outcome, 'bm25', 'ran', start):.1f} s -> {first}")
     expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,
                 "parameters.reranker": model.kind, "parameters.top_k": spec.depth, "parameters.candidates": "run",
                 "first_stage.sha256": file_sha256(first)}
@@ -465,34 +497,137 @@ def _run_protocol(spec, dataset_id: str, folder: Path, model: _Model, load, inde
         return run
     say(f"reranking the top {spec.depth} with {model.kind} {model.ref.name}")
     rerank(dataset_id, run, run=first, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-           run_tag=tag, loaded=load().scorer, force=force, command=command)
+           run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
+           index=_reusable_index(indexes, dataset_id, load()))
     say(f"reranked in {_timed(outcome, 'rerank', 'ran', start):.1f} s -> {run}")
     return run
 
 
-def _evaluate(spec, dataset_id, run: Path, qrels, results: Path, ledger: _Ledger, outcome, say) -> dict:
+def _baseline_run(spec, dataset_id: str, baseline, folder: Path, indexes: Path, outcome, say, force: bool,
+                  command, what: str | None = None) -> Path:
+    """Write (or reuse) a baseline's run for one dataset, to the benchmark's depth; returns its path.
+
+    ``bm25``: Lucene BM25 through Pyserini at the baseline's parameters (the index built or reused under
+    ``<indexes>/lucene``, postings only); ``bm25s``: the bm25s runner with the baseline's preset.
+    """
+    run = folder / f"{baseline.name}.trec.gz"
+    what = what or f"baseline {baseline.name}"
+    parameters = {f"parameters.{k}": v for k, v in baseline.parameters.items()}
+    if baseline.runner == "bm25s":
+        parameters["parameters.preset"] = baseline.preset
+    expected = {"dataset": dataset_id, "runner": baseline.runner, "parameters.hits": spec.depth, **parameters}
+    start = time.perf_counter()
+    if _reusable_run(run, expected):
+        say(f"{what} (top {spec.depth}): reused {run}")
+        _timed(outcome, baseline.name, "reused", start)
+        return run
+    if baseline.runner == "bm25":
+        from ..runners.bm25 import bm25_search
+        from ..runners.lucene_index import lucene_index
+
+        index = indexes / "lucene" / datasets.slug(datasets.docs_root_id(dataset_id))
+        say(f"{what} (top {spec.depth}): {baseline.system}; Lucene index {index}")
+        index, _ = lucene_index(dataset_id, index=index, reuse_slim=True)  # BM25 needs postings only
+        bm25_search(dataset_id, run, index=index, hits=spec.depth, force=force, command=command,
+                    **dict(baseline.parameters))
+    else:
+        from ..runners.bm25s import bm25s_search
+
+        say(f"{what} (top {spec.depth}): {baseline.system}")
+        bm25s_search(dataset_id, run, preset=baseline.preset, hits=spec.depth, force=force, command=command,
+                     **dict(baseline.parameters))
+    say(f"{what} in {_timed(outcome, baseline.name, 'ran', start):.1f} s -> {run}")
+    return run
+
+
+def _evaluate(spec, dataset_id, run: Path, qrels, results: Path, ledger: _Ledger, outcome, say,
+              name: str | None = None, step: str = "evaluation") -> dict:
+    """Evaluate (or reuse the results of) ``run``: the results record, with its confidence intervals."""
     from ..evaluation.scoring import evaluate
+    from ..evaluation.significance import evaluation_intervals
 
     measures, _ = spec.default_measures(dataset_id, qrels)
     qrels_sha = _qrels_sha256(qrels)
     start = time.perf_counter()
-    record = _reusable_results(results, run, qrels_sha, measures)
+    record = _reusable_results(results, run, qrels_sha, measures, datasets.data_origins(datasets.load(dataset_id)))
     if record is not None:
-        _timed(outcome, "evaluation", "reused", start)
-        say(f"evaluation: reused {results}")
+        _timed(outcome, step, "reused", start)
+        say(f"{step}: reused {results}")
         ledger.files[ledger.relative(results)] = file_sha256(results)
         return record
-    evaluation = evaluate(dataset_id, run, per_query=True, name=outcome.system)
+    evaluation = evaluate(dataset_id, run, per_query=True, name=name or outcome.system)
     record = {"format": RESULTS_FORMAT, "version": FORMAT_VERSION, "benchmark": spec.name, "dataset": dataset_id,
               "protocol": spec.protocol, "depth": spec.depth, "run": run.name, "run_sha256": file_sha256(run),
-              "qrels_sha256": qrels_sha, "primary": measures[0], "evaluation": evaluation.to_dict()}
+              "qrels_sha256": qrels_sha, "primary": measures[0], "evaluation": evaluation.to_dict(),
+              "ci95": evaluation_intervals(evaluation)}
     record["evaluation"]["run"] = run.name  # the file name only: the results do not depend on where they are
     ledger.write(results, _json_text(record))
-    seconds = _timed(outcome, "evaluation", "ran", start)
+    seconds = _timed(outcome, step, "ran", start)
     primary = evaluation.overall.get(measures[0])
     shown = "no value" if primary is None or primary != primary else f"{primary:.4f}"
-    say(f"evaluated in {seconds:.1f} s: {measures[0]} {shown} -> {results}")
+    say(f"{step} in {seconds:.1f} s: {measures[0]} {shown} -> {results}")
     return record
+
+
+def _baselines(spec, dataset_id: str, folder: Path, qrels, indexes: Path, ledger: _Ledger, outcome, say,
+               force: bool, command, model_record: dict) -> list[dict]:
+    """Run and evaluate every baseline of ``spec`` on one dataset, and compare each with the model's run.
+
+    Returns the summary entries of the baselines: their system, files, scores with confidence intervals, and
+    ``vs_model`` on the primary measure (model minus baseline: mean difference, its 95% t interval, the paired
+    randomization test's p-value, Holm-corrected across the baselines, and the queries compared).
+    """
+    from ..evaluation.significance import PERMUTATIONS, compare
+
+    entries, per_query = [], []
+    for baseline in spec.computed_baselines():
+        run = _baseline_run(spec, dataset_id, baseline, folder, indexes, outcome, say, force, command)
+        results = folder / f"{baseline.name}.results.json"
+        entry = {"name": baseline.name, "system": baseline.system, "runner": baseline.runner,
+                 "parameters": dict(baseline.parameters), "preset": baseline.preset, "reproduces": baseline.reproduces,
+                 "authors_pipeline": baseline.authors_pipeline, "run": run, "results": None, "overall": {},
+                 "counts": {}, "subsets": {}, "negation_split": None, "ci95": {}}
+        entries.append(entry)
+        if _empty_run(run):  # BM25 found no query term in the corpus: a result with nothing to score
+            entry["reason"] = "its run holds no line: no query shares a term with any document"
+            say(f"baseline {baseline.name}: not evaluated, {entry['reason']}")
+            continue
+        record = _evaluate(spec, dataset_id, run, qrels, results, ledger, outcome, say, name=baseline.system,
+                           step=f"{baseline.name} evaluation")
+        evaluation = record["evaluation"]
+        per_query.append((entry, evaluation.get("per_query") or {}))
+        entry.update(results=results, overall=evaluation["overall"], counts=evaluation["counts"],
+                     subsets=evaluation["subsets"], negation_split=evaluation.get("negation_split"), ci95=record["ci95"])
+    if per_query:
+        primary = model_record["primary"]
+        model = {m: {q: v for q, v in values.items() if v is not None}
+                 for m, values in (model_record["evaluation"].get("per_query") or {}).items()}
+        others = [{m: {q: v for q, v in values.items() if v is not None} for m, values in pq.items()}
+                  for _, pq in per_query]
+        tests = compare([model, *others], [primary], baseline=0)
+        for (entry, _), test in zip(per_query, tests[1:]):
+            t = test[primary]
+            low, high = t["ci95"]
+            entry["vs_model"] = {"measure": primary, "n": t["n"], "mean_diff": _clean(-t["mean_diff"]),
+                                 "ci95": [_clean(-high), _clean(-low)],
+                                 "p_randomization_holm": _clean(t["p_randomization_holm"]),
+                                 "permutations": PERMUTATIONS}
+    return entries
+
+
+def _empty_run(run: Path) -> bool:
+    """Whether a run file (``.gz`` or plain) holds no line."""
+    import gzip
+
+    opener = gzip.open if run.suffix == ".gz" else open
+    with opener(run, "rb") as f:
+        return not f.read(1)
+
+
+def _clean(value):
+    from ..evaluation.results import clean_float
+
+    return clean_float(value)
 
 
 # -- contributing -----------------------------------------------------------------------------------
@@ -534,12 +669,21 @@ def _entry(outcome: BenchmarkOutcome, output: Path) -> dict:
         "overall": ev["overall"], "counts": ev["counts"], "breakdown_field": ev["breakdown_field"],
         "subsets": ev["subsets"], "notes": ev["notes"],
     })
+    if ev.get("data_origin"):
+        entry["data_origin"] = ev["data_origin"]
     if "negation_split" in ev:
         entry["negation_split"] = ev["negation_split"]
+    entry["ci95"] = outcome.intervals
+    entry["baselines"] = [{**b, "run": b["run"].relative_to(output).as_posix(),
+                           "sidecar": metadata_path(b["run"]).relative_to(output).as_posix(),
+                           "results": b["results"].relative_to(output).as_posix() if b["results"] else None}
+                          for b in outcome.baselines]
     return entry
 
 
 def _summary(model: _Model, reranker, outcomes, output: Path) -> dict:
+    from ..evaluation.significance import CI_METHOD
+
     done = [o for o in outcomes if o.status == "done"]
     return {
         "format": SUMMARY_FORMAT, "version": FORMAT_VERSION,
@@ -550,6 +694,7 @@ def _summary(model: _Model, reranker, outcomes, output: Path) -> dict:
                      "pairs": "the model scores each query's candidates (as a bi-encoder)" if model.kind == "dense"
                      else f"the model scores each query's candidates ({model.kind})",
                      "reranker": reranker},
+        "statistics": {"intervals": CI_METHOD, "comparison": COMPARISON_METHOD},
         # the newest run's date: a re-run that reuses every run writes the same summary
         "date": max((o.created for o in done if o.created), default=None),
         "versions": package_versions(),
@@ -582,6 +727,24 @@ def write_report(summary: dict, output: str | os.PathLike, force: bool = False) 
     for path, text in zip(paths, (report_markdown(summary), report_html(summary), figure_svg(summary))):
         ledger.write(path, text)
     return paths
+
+
+# -- MTEB result files ------------------------------------------------------------------------------
+
+def _write_mteb_results(summary: dict, output: Path, ledger: _Ledger, say) -> list[Path]:
+    """Write the MTEB result files of ``summary`` (:mod:`negplugins.mteb.results`); none without mteb."""
+    from ..mteb.results import MtebUnavailable, result_files
+
+    try:
+        files = result_files(summary, output, generator=GENERATOR)
+    except MtebUnavailable as why:
+        say(f"MTEB result files not written: {why}")
+        return []
+    for path, text in files:
+        ledger.write(path, text)
+    if files:
+        say(f"MTEB result files in {files[-1][0].parent}")
+    return [path for path, _ in files]
 
 
 # -- the whole ------------------------------------------------------------------------------------
@@ -617,7 +780,7 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
                   output: str | os.PathLike | None = None, contribute: bool = False,
                   runs: str | os.PathLike = "runs", indexes: str | os.PathLike = "indexes",
                   batch_size: int | None = None, force: bool = False, progress: bool = True,
-                  command: str | None = None) -> BenchmarkResult:
+                  command: str | None = None, baselines: bool = True) -> BenchmarkResult:
     """Run one model on every benchmark (its paper's protocol), evaluate it and write the results and a report.
 
     See the module documentation for the protocols, the output layout and what is reused.
@@ -649,6 +812,9 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         Report progress on standard error (a line per benchmark and step, encoding progress bars).
     command : str, optional
         Recorded in the runs' sidecars; default this process's command line.
+    baselines : bool
+        Also run, evaluate and compare each dataset's baselines (Pyserini BM25, the authors' pipeline where the
+        spec has one; see the module documentation); False leaves them out (the report then counts none).
 
     Returns
     -------
@@ -688,10 +854,20 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         if spec.protocol == "retrieval" and reranker is not None:
             check_run_output(folder / FIRST_STAGE, force=force)
         ledger.check(folder / RESULTS_FILE)
+        for baseline in spec.computed_baselines() if baselines else ():
+            if baseline.name != PYSERINI_BM25.name or reranker is None:
+                check_run_output(folder / f"{baseline.name}.trec.gz", force=force)
+            ledger.check(folder / f"{baseline.name}.results.json")
         if contribute:
             check_run_output(_contribution_paths(runs, dataset_id, run), inputs=[run, metadata_path(run)], force=force)
     for name in (SUMMARY_FILE, *REPORT_FILES):
         ledger.check(output / name)
+    if reranker is None:  # MTEB's results layout, for an embedding model (negplugins.mteb.results)
+        from ..mteb.results import planned_paths
+
+        for path in planned_paths(output, {"id": ref.id, "name": ref.name, "revision": ref.revision, **ref.extra},
+                                  specs):
+            ledger.check(path)
 
     say(f"{ref.name}: {len(specs)} benchmark(s), {len(plan)} dataset(s); results in {output}")
     loaded: list[_Model] = []
@@ -731,6 +907,10 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         outcome.results = folder / RESULTS_FILE
         record = _evaluate(spec, dataset_id, run, qrels, outcome.results, ledger, outcome, step)
         outcome.evaluation = record["evaluation"]
+        outcome.intervals = record["ci95"]
+        if baselines:
+            outcome.baselines = _baselines(spec, dataset_id, folder, qrels, indexes, ledger, outcome, step, force,
+                                           command, record)
         outcome.status = "done"
         if contribute:
             destination = _contribution_paths(runs, dataset_id, run)
@@ -748,7 +928,8 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
     files = write_report(summary, output, force=force)
     for path in files:
         ledger.files[ledger.relative(path)] = file_sha256(path)
+    mteb_files = _write_mteb_results(summary, output, ledger, say)
     summary_on_disk = dict(summary, files=dict(sorted(ledger.files.items())))
     ledger.write(output / SUMMARY_FILE, _json_text(summary_on_disk))
     say(f"summary {output / SUMMARY_FILE}; report {output / REPORT_FILES[1]}")
-    return BenchmarkResult(output, summary_on_disk, outcomes, [output / SUMMARY_FILE, *files])
+    return BenchmarkResult(output, summary_on_disk, outcomes, [output / SUMMARY_FILE, *files, *mteb_files], mteb_files)

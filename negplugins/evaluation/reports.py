@@ -28,15 +28,18 @@ evaluation: table sections; in CSV, rows whose ``measure`` is ``share@K[FIELD=VA
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
+import re
 
 from ..errors import UserError
 from ..measures import lower_is_better
 from ..measures.ranking import TIE_HANDLING
 from .significance import ALPHA
 
-__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "best_marks", "ties_line"]
+__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "best_marks", "ties_line", "markdown_text",
+           "markdown_code"]
 
 FORMATS = ("table", "json", "csv", "latex")
 _TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm", "p_randomization",
@@ -195,6 +198,30 @@ def _latex_escape(text: str) -> str:
     replacements = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
     return "".join(replacements.get(c, c) for c in str(text))
+
+
+#: An ``&`` that a Markdown renderer would read as the start of an entity (``&amp;``, ``&#39;``).
+_ENTITY_START = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+_MARKDOWN = {"<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`*_[]|"}}
+
+
+def markdown_text(text) -> str:
+    """Any text as one line of Markdown (a table cell, a list item) that renders as the text itself.
+
+    Whitespace runs become one space; ``<`` and ``>`` are written ``&lt;`` and ``&gt;`` (a name such as
+    ``<script>`` is shown, never run); Markdown's markup characters (``\\ ` * _ [ ] |``) and an ``&`` that would
+    start an entity are backslash-escaped. Everything else is kept as it is, apostrophes and ampersands
+    included: the generated Markdown reads as its text (no ``&amp;`` or ``&#x27;``). The one escaper of the
+    suite's generated Markdown (report card, leaderboards).
+    """
+    text = _ENTITY_START.sub("\x00", " ".join(str(text).split()))
+    return "".join(_MARKDOWN.get(c, c) for c in text).replace("\x00", "\\&")
+
+
+def markdown_code(text) -> str:
+    """Text shown as code in a Markdown table: ``<code>`` (backticks cannot close it), HTML-escaped without
+    touching quotes, ``|`` written ``&#124;`` so that it cannot split the cell."""
+    return "<code>" + html.escape(str(text), quote=False).replace("|", "&#124;") + "</code>"
 
 
 def best_marks(values, lower_is_better: bool = False, digits: int = 4) -> list[bool]:

@@ -35,6 +35,13 @@ class Evaluation:
     ``negation`` holds the same aggregates over the negation queries and the others
     (``{"negation": {...}, "no negation": {...}}``, each with its ``queries``), where the benchmark marks
     them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
+    ``data_origin`` lists the derived copies the dataset was read from instead of its release
+    (:func:`negplugins.datasets.data_origins`; empty: the release), each also named in ``notes``.
+    ``query_groups`` and ``negation_groups`` map each judged query to its subset and group, and
+    ``per_query_ids`` lists the judged queries the overall means are over, and ``units`` maps, for a measure
+    whose one value is given to several queries (``PairedAcc``: both queries of a NevIR pair), each such query
+    to its unit (the pair's first query): confidence intervals count a unit once
+    (:func:`negplugins.evaluation.significance.evaluation_intervals`).
     ``ties`` is the tie handling the values were computed with (``"stock"`` or ``"one-ranking"``, see
     :mod:`negplugins.measures.ranking`).
     """
@@ -53,6 +60,10 @@ class Evaluation:
     query_groups: dict[str, str] = field(default_factory=dict, repr=False)
     negation_field: str | None = None
     negation: dict[str, dict] = field(default_factory=dict)
+    data_origin: list[dict] = field(default_factory=list)
+    negation_groups: dict[str, str] = field(default_factory=dict, repr=False)
+    per_query_ids: list[str] | None = field(default=None, repr=False)
+    units: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
     ties: str = STOCK
 
     @property
@@ -68,6 +79,8 @@ class Evaluation:
                         for name, values in self.subsets.items()},
             "notes": list(self.notes),
         }
+        if self.data_origin:
+            record["data_origin"] = [dict(origin) for origin in self.data_origin]
         if self.negation:
             record["negation_split"] = {
                 "field": self.negation_field,
@@ -100,9 +113,15 @@ class Comparison:
     permutations: int = 0
     ties: str = STOCK
 
+    @property
+    def data_origin(self) -> list[dict]:
+        """The derived copies the dataset was read from (see :class:`Evaluation`); the same for every run."""
+        return self.evaluations[0].data_origin if self.evaluations else []
+
     def to_dict(self, per_query: bool = True) -> dict:
+        origin = {"data_origin": [dict(o) for o in self.data_origin]} if self.data_origin else {}
         return {
-            "dataset": self.dataset, "measures": self.measures, "ties": self.ties,
+            "dataset": self.dataset, **origin, "measures": self.measures, "ties": self.ties,
             "baseline": self.evaluations[self.baseline].label,
             "significance": {
                 "tests": "two-sided paired t-test (scipy.stats.ttest_rel) and paired randomization test "

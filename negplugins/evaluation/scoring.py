@@ -33,6 +33,7 @@ from .. import datasets
 from ..errors import UserError
 from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier releases had it here)
 from ..measures.declarations import NegationMeasure
+from ..measures.parsing import parse_measures  # the one parser of measure names (re-exported here)
 from ..measures.ranking import STOCK, TIE_HANDLING, canonical_run
 from ..options import MAX_PERMUTATIONS, check_int
 from .results import Comparison, Evaluation
@@ -57,18 +58,6 @@ def default_measures(dataset_id: str, qrels: dict | None = None) -> tuple[list[s
     if spec is None:
         return list(DEFAULT_MEASURES), []
     return spec.default_measures(dataset_id, qrels)
-
-
-def parse_measures(names) -> list:
-    """Parse measure names (a list, or one space-separated string) with ir_measures."""
-    from ..measures import parse_measures as _parse
-
-    if isinstance(names, str):
-        names = names.split()
-    try:
-        return _parse(list(names))
-    except (ValueError, NameError, SyntaxError, TypeError, KeyError) as error:
-        raise UserError(str(error).strip("'\"")) from None
 
 
 def _aggregate(measures, per_query: dict[str, dict[str, float]], query_ids) -> tuple[dict[str, float], dict[str, int]]:
@@ -129,6 +118,19 @@ def load_judged(dataset_id: str):
     return dataset, qrels
 
 
+def _shared_units(parsed, qrels) -> dict[str, dict[str, str]]:
+    """``{measure: {query_id: unit}}`` for the measures whose value is one per several queries: PairedAcc gives
+    both queries of a NevIR pair the pair's value, so the pair is the unit (its first query id)."""
+    from ..measures import PairedAcc
+    from ..measures.pairs import find_pairs
+
+    paired = [str(m) for m in parsed if m.NAME == PairedAcc.NAME]
+    if not paired:
+        return {}
+    units = {member.query_id: pair[0].query_id for pair in find_pairs(qrels).pairs for member in pair}
+    return {name: units for name in paired}
+
+
 def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_query, ties=STOCK) -> Evaluation:
     names = [str(m) for m in parsed]
     per_query: dict[str, dict[str, float]] = {name: {} for name in names}
@@ -139,7 +141,8 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
             if not math.isnan(value):
                 per_query[str(metric.measure)][metric.query_id] = value
     overall, counts = _aggregate(parsed, per_query, qrels.keys())
-    notes = list(notes)
+    origins = datasets.data_origins(dataset)
+    notes = _with_origin_notes(origins, notes)
     for name in names:
         if counts[name] == 0:
             notes.append(f"{name}: no query is eligible on {dataset_id} (no explicit negative or complete pair "
@@ -164,7 +167,14 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                       per_query=per_query if keep_per_query else None, counts=counts, notes=notes,
                       query_groups={q: groups[q] for q in qrels if q in groups},
                       negation_field=datasets.negation_field(dataset) if negation else None, negation=negation,
-                      ties=ties)
+                      negation_groups={q: negation_groups[q] for q in qrels if q in negation_groups} if negation else {},
+                      per_query_ids=list(qrels), units=_shared_units(parsed, qrels), ties=ties, data_origin=origins)
+
+
+def _with_origin_notes(origins, notes) -> list[str]:
+    """``notes`` after one line per derived copy the data was read from (each once)."""
+    lines = datasets.data_origin_notes(origins)
+    return [*lines, *(note for note in notes if note not in lines)]
 
 
 def score_run(dataset_id: str, dataset, qrels, run, label: str, measures, notes=(), *,
@@ -335,6 +345,7 @@ def compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index
     if not per_query:
         for evaluation in evaluations:
             evaluation.per_query = None
+    notes = _with_origin_notes(evaluations[0].data_origin if evaluations else [], notes)
     return Comparison(dataset=dataset_id, measures=measure_names, evaluations=evaluations, baseline=base_index,
                       tests=tests, notes=notes, permutations=permutations, ties=ties)
 

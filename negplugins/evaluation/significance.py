@@ -6,6 +6,8 @@
   number of permutations asked for, otherwise Monte Carlo with a fixed seed, p = (hits + 1) / (B + 1);
   ``permutations`` is 1 to :data:`negplugins.options.MAX_PERMUTATIONS` (10^6; time grows linearly
   with it, memory stays at one chunk of 1,000 sign vectors);
+* :func:`mean_confidence_interval` - the t-based 95% confidence interval of a mean over queries, and
+  :func:`evaluation_intervals` the intervals of every mean of an evaluation (overall, per subset, negation split);
 * :func:`t_confidence_interval` - the t-based 95% confidence interval of the mean difference;
 * :func:`holm` - Holm's step-down correction of a family of p-values;
 * :func:`wins_losses_ties` - per query, how often a run beats, loses to or ties with the baseline.
@@ -24,8 +26,9 @@ from scipy import stats
 
 from ..options import MAX_PERMUTATIONS, check_int
 
-__all__ = ["ALPHA", "PERMUTATIONS", "SEED", "TIE_TOLERANCE", "paired_t_test", "randomization_test",
-           "t_confidence_interval", "holm", "compare", "wins_losses_ties"]
+__all__ = ["ALPHA", "PERMUTATIONS", "SEED", "TIE_TOLERANCE", "CI_METHOD", "paired_t_test", "randomization_test",
+           "mean_confidence_interval", "evaluation_intervals", "t_confidence_interval", "holm", "compare",
+           "wins_losses_ties"]
 
 #: Significance level, the one the suite uses everywhere: a run differs significantly from the baseline when
 #: its Holm-corrected randomization-test p-value is below ``ALPHA`` (the marks of ``negplugins evaluate``'s
@@ -99,11 +102,17 @@ def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int
     return (hits + 1) / (permutations + 1)
 
 
-def t_confidence_interval(a: Sequence[float], b: Sequence[float], level: float = 0.95) -> tuple[float, float]:
-    """The t-based confidence interval of the mean of ``b - a`` (NaN for n < 2)."""
-    d = _diffs(a, b)
+#: How :func:`mean_confidence_interval` computes an interval, for the reports that show one.
+CI_METHOD = ("95% confidence interval of the mean over the queries: Student's t interval (mean ± t(0.975, n − 1) "
+             "× standard deviation / √n) of the per-query values the mean is taken over; no resampling, so the "
+             "same values always give the same interval")
+
+
+def mean_confidence_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The t-based confidence interval of the mean of ``values`` (:data:`CI_METHOD`; NaN for n < 2)."""
+    d = np.asarray(values, dtype=float)
     n = len(d)
-    if n < 2:
+    if d.ndim != 1 or n < 2:
         return math.nan, math.nan
     mean = float(d.mean())
     sem = float(d.std(ddof=1)) / math.sqrt(n)
@@ -111,6 +120,54 @@ def t_confidence_interval(a: Sequence[float], b: Sequence[float], level: float =
         return mean, mean
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sem
     return mean - half, mean + half
+
+
+def t_confidence_interval(a: Sequence[float], b: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The t-based confidence interval of the mean of ``b - a`` (NaN for n < 2)."""
+    return mean_confidence_interval(_diffs(a, b), level)
+
+
+def evaluation_intervals(evaluation) -> dict:
+    """The 95% confidence interval (:func:`mean_confidence_interval`) of every mean of an evaluation.
+
+    Parameters
+    ----------
+    evaluation : Evaluation
+        Scored with its per-query values (``per_query=True``).
+
+    Returns
+    -------
+    dict
+        ``{"overall": {measure: [low, high]}, "subsets": {subset: {...}}, "negation_split": {group: {...}}}``,
+        each over the queries its mean is taken over (those of the qrels, of the subset or of the group with a
+        value for the measure); ``None`` for a bound that cannot be had (fewer than 2 values). A measure whose
+        value several queries share (the evaluation's ``units``: PairedAcc, one value per NevIR pair given to
+        both its queries) counts each unit once: the mean is the same, and the interval is not made narrower
+        by counting a pair twice.
+    """
+    per_query = evaluation.per_query or {}
+
+    def intervals(query_ids) -> dict:
+        result = {}
+        for measure in evaluation.measures:
+            column = per_query.get(measure, {})
+            units = evaluation.units.get(measure, {})
+            by_unit: dict[str, list[float]] = {}
+            for q in query_ids:
+                if q in column and not math.isnan(column[q]):
+                    by_unit.setdefault(units.get(q, q), []).append(column[q])
+            values = [sum(shared) / len(shared) for shared in by_unit.values()]
+            result[measure] = [None if math.isnan(x) else x for x in mean_confidence_interval(values)]
+        return result
+
+    judged = list(evaluation.per_query_ids) if evaluation.per_query_ids is not None else \
+        sorted({q for column in per_query.values() for q in column})
+    record = {"overall": intervals(judged), "subsets": {}, "negation_split": {}}
+    for subset in evaluation.subsets:
+        record["subsets"][subset] = intervals([q for q in judged if evaluation.query_groups.get(q) == subset])
+    for group in evaluation.negation:
+        record["negation_split"][group] = intervals([q for q in judged if evaluation.negation_groups.get(q) == group])
+    return record
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -59,6 +59,26 @@ MAX_LISTED = 20
 
 KINDS = ("size", "encoding", "columns", "rank", "score", "duplicate", "rank-order", "unknown-query",
          "unknown-document", "empty")
+#: How a count of each kind reads in a summary: (one, several), ``{n}`` the count (``1 line not UTF-8``).
+_COUNTED = {
+    "size": ("{n} size limit exceeded", "{n} size limits exceeded"),
+    "encoding": ("{n} line not UTF-8", "{n} lines not UTF-8"),
+    "columns": ("{n} line without 6 columns", "{n} lines without 6 columns"),
+    "rank": ("{n} rank not an integer", "{n} ranks not integers"),
+    "score": ("{n} score not a finite number", "{n} scores not finite numbers"),
+    "duplicate": ("{n} duplicate (query, document) pair", "{n} duplicate (query, document) pairs"),
+    "rank-order": ("{n} rank out of order with its score", "{n} ranks out of order with their scores"),
+    "unknown-query": ("{n} unknown query id", "{n} unknown query ids"),
+    "unknown-document": ("{n} unknown document id", "{n} unknown document ids"),
+    "empty": ("no line", "no line"),
+}
+
+
+def count_text(kind: str, count: int) -> str:
+    """A problem count in words: ``1 line not UTF-8``, ``3 unknown query ids``, ``no line``."""
+    one, several = _COUNTED[kind]
+    return (one if count == 1 else several).format(n=count)
+
 
 
 def max_bytes() -> int:
@@ -100,7 +120,7 @@ class ValidationReport:
             outside = (f"; {len(self.outside_subset)} of them are queries of {self.whole_dataset} outside "
                        f"{self.dataset}, left out" if self.outside_subset else "")
             return f"{self.run}: valid run for {self.dataset} ({self.lines} lines, {self.queries} queries{outside})"
-        kinds = ", ".join(f"{self.counts[k]} {k}" for k in KINDS if self.counts.get(k))
+        kinds = ", ".join(count_text(k, self.counts[k]) for k in KINDS if self.counts.get(k))
         return f"{self.run}: invalid run for {self.dataset}: {kinds}"
 
     def problem_lines(self, limit: int | None = None) -> list[str]:

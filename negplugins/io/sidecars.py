@@ -32,6 +32,9 @@ Optional:
                       beside the paper's numbers for it, with the gap
 ``authors_pipeline``  ``true`` when the run follows the authors' own code or configuration (with
                       ``reproduces``); the reproduction page shows it apart from the suite's own runs
+``data_origin``       written whenever the dataset was read from a derived copy instead of its release (NevIR's
+                      test pairs offline): one record per copy, ``kind`` (``"derived copy"``), ``file``,
+                      ``sha256``, ``size``, ``source``, ``url``, ``replaces``, ... (:func:`negplugins.datasets.data_origins`)
 """
 
 from __future__ import annotations
@@ -229,14 +232,17 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
     """Write the sidecar of ``run_path`` (atomically) and return its path.
 
     ``command`` defaults to the current process's command line. ``reproduces`` (the paper's name of the
-    system the run reproduces) and ``authors_pipeline`` are written only when given. A sidecar
+    system the run reproduces) and ``authors_pipeline`` are written only when given; ``data_origin`` whenever
+    the dataset reads a derived copy now (:func:`negplugins.datasets.data_origins`). A sidecar
     describing another run that still exists (``a.trec`` and ``a.trec.gz`` share ``a.meta.json``) is
     never replaced: that raises :class:`~negplugins.errors.UserError`.
     """
+    origins = _data_origins(dataset)
     record = {
         "run": Path(run_path).name,
         "run_sha256": file_sha256(pending_file(run_path)),  # the run not yet in place, in written_together()
         "dataset": dataset,
+        **({"data_origin": origins} if origins else {}),
         "runner": runner,
         "system": system,
         "tag": tag,
@@ -250,7 +256,7 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
         "command": command if command is not None else current_command(),
     }
     root = _project_root(Path(run_path).resolve().parent)
-    record = {key: value if key in ("run", "run_sha256", "created") else portable_record(value, root)
+    record = {key: value if key in ("run", "run_sha256", "created", "data_origin") else portable_record(value, root)
               for key, value in record.items()}
     if reproduces is not None:
         record["reproduces"] = reproduces
@@ -397,6 +403,34 @@ def sidecar_problems(record: dict) -> list[str]:
     if "command" in record and not isinstance(record["command"], str):
         wrong("command", "a string (may be empty)")
     problems.extend(_reproduction_problems(record))
+    problems.extend(_data_origin_problems(record))
+    return problems
+
+
+def _data_origins(dataset_id: str) -> list[dict]:
+    """The derived copies ``dataset_id`` is read from now (:func:`negplugins.datasets.data_origins`); none if unknown."""
+    from .. import datasets
+
+    try:
+        return datasets.data_origins(datasets.load(dataset_id))
+    except UserError:
+        return []
+
+
+def _data_origin_problems(record: dict) -> list[str]:
+    """The optional ``data_origin``: a list of objects, each with one-line ``kind``, ``file``, ``source`` and a SHA-256."""
+    if "data_origin" not in record:
+        return []
+    origins = record["data_origin"]
+    if not isinstance(origins, list) or not all(isinstance(o, dict) for o in origins):
+        return [f"field data_origin is {_shown(origins)}, expected a list of objects (kind, file, sha256, source)"]
+    problems = []
+    for i, origin in enumerate(origins):
+        bad = [key for key in ("kind", "file", "source") if not _one_line(origin.get(key))]
+        if not (isinstance(origin.get("sha256"), str) and _SHA256.match(origin["sha256"])):
+            bad.append("sha256")
+        if bad:
+            problems.append(f"field data_origin[{i}] lacks a valid {', '.join(bad)}")
     return problems
 
 

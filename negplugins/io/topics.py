@@ -1,8 +1,10 @@
-"""Pyserini topics for any registered dataset: topic files (``qid<TAB>text``) and topic names.
+"""Pyserini topics and qrels for any registered dataset: topic files (``qid<TAB>text``), topic and qrels names.
 
 :func:`write_topics` writes the file ``negplugins topics`` makes; :func:`pyserini_topics` gives the same
 topics as Pyserini's ``get_topics`` returns them, which is what ``--topics comlq`` resolves to in stock
 Pyserini once the import hook is installed (:mod:`negplugins._compat.pyserini_topics`).
+:func:`pyserini_qrels_file` is what a qrels name (``python -m pyserini.eval.trec_eval ... comlq run.trec``)
+resolves to there: a TREC qrels file of the dataset's judgements, kept in the ir_datasets cache.
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ from pathlib import Path
 
 from .. import datasets
 
-__all__ = ["default_topics_path", "write_topics", "is_topic_name", "pyserini_topics"]
+__all__ = ["default_topics_path", "write_topics", "is_topic_name", "pyserini_topics", "pyserini_qrels_file",
+           "QRELS_FOLDER"]
+
+#: Folder below ``$IR_DATASETS_HOME/<family>/`` of the qrels files written for Pyserini's qrels names.
+QRELS_FOLDER = "trec-qrels"
 
 
 def default_topics_path(dataset_id: str) -> Path:
@@ -89,16 +95,48 @@ def pyserini_topics(dataset_id: str) -> dict:
     ValueError
         The dataset has no queries (a corpus-only id such as ``excluir``); the message names the ids that have.
     """
-    dataset = datasets.load(dataset_id)
-    if not dataset.has_queries():
-        import ir_datasets
-
-        with_queries = [name for name in ir_datasets.registry if name.startswith(f"{dataset_id}/")
-                        and datasets.benchmark_of(name) is not None and ir_datasets.registry[name].has_queries()]
-        hint = f": use {', '.join(with_queries)}" if with_queries else ""
-        raise ValueError(f"negplugins: dataset {dataset_id!r} has no queries{hint}")
+    dataset = _with_part(dataset_id, "queries")
     return {_pyserini_id(query_id): {"title": text} for query_id, text in datasets.query_texts(dataset).items()}
+
+
+def _with_part(dataset_id: str, part: str):
+    """The dataset, when it has ``part`` (``queries``, ``qrels``); else the ValueError Pyserini's callers expect,
+    naming the ids that have it (``dataset 'excluir' has no queries: use excluir/test``)."""
+    dataset = datasets.load(dataset_id)
+    if not getattr(dataset, f"has_{part}")():
+        having = datasets.ids_with(dataset_id, part)
+        hint = f": use {', '.join(having)}" if having else ""
+        raise ValueError(f"negplugins: dataset {dataset_id!r} has no {part}{hint}")
+    return dataset
 
 
 def _pyserini_id(query_id: str):
     return int(query_id) if query_id.isascii() and query_id.isdigit() and str(int(query_id)) == query_id else query_id
+
+
+def pyserini_qrels_file(dataset_id: str) -> Path:
+    """A TREC qrels file (``qid 0 docid relevance``) of ``dataset_id``'s judgements, for Pyserini's qrels names.
+
+    Pyserini's ``get_qrels_file(name)`` (what ``pyserini.eval.trec_eval`` calls for a qrels argument that is no
+    file) returns a file it caches under ``~/.cache/pyserini``. The suite's datasets get theirs in the ir_datasets
+    cache, beside the dataset's docstore: ``$IR_DATASETS_HOME/<family>/trec-qrels/<dataset id, / as ->.qrels``,
+    one line per judgement in the dataset's order, labels as they are (ComLQ's 1 and 2, explicit negatives -1).
+    It is written (atomically, with a plain file's permissions) when absent or when it no longer holds exactly
+    the dataset's judgements, so a changed dataset never leaves a stale file; otherwise it is left untouched.
+
+    Raises
+    ------
+    ValueError
+        The dataset has no qrels (a corpus-only id such as ``excluir``); the message names the ids that have.
+    """
+    import ir_datasets
+
+    from .files import atomic_writer
+
+    dataset = _with_part(dataset_id, "qrels")
+    text = "".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in dataset.qrels_iter()).encode("utf-8")
+    path = ir_datasets.util.home_path() / dataset_id.split("/")[0] / QRELS_FOLDER / f"{datasets.slug(dataset_id)}.qrels"
+    if not (path.is_file() and path.stat().st_size == len(text) and path.read_bytes() == text):
+        with atomic_writer(path, "wb") as f:
+            f.write(text)
+    return path

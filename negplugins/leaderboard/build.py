@@ -17,7 +17,9 @@ with the gap (run minus paper); ``"authors_pipeline": true`` says the run follow
 (the reproduction page shows it in its own column).
 
 **Provenance.** Each run keeps its sidecar's parameters, versions, first stage, index and model weights hash in
-the leaderboard JSON, the suite's git commit it was made with (``versions["negplugins-commit"]``, when recorded),
+the leaderboard JSON, the derived copy of the data it was made on (``data_origin``, one line per copy, where its
+sidecar records one; the record's own ``data_origin`` and first note name the copy this build evaluated on),
+the suite's git commit it was made with (``versions["negplugins-commit"]``, when recorded),
 and ``links`` to its file, sidecar and first stage relative to the pages (``../runs/...``). Paths a sidecar holds
 absolute are shown without the machine's folders (:func:`portable_text`). Each record names the suite version
 that built it (``built_with``); nothing depends on the checkout the build runs in, so the same runs rebuild to the
@@ -263,8 +265,11 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
             reports.append(report)
             loaded.append((c.name, c.relative, run))
     except (DownloadError, FormatError) as error:
-        raise UserError(f"dataset {dataset_id}: its data is not available ({error}); set IR_DATASETS_EXT_MIRROR "
-                        "to a folder holding it") from None
+        from ir_datasets_ext.download import MIRROR_ENV
+
+        # a failed download already says to set the mirror: the hint is given once
+        hint = "" if MIRROR_ENV in str(error) else f"; set {MIRROR_ENV} to a folder holding it"
+        raise UserError(f"dataset {dataset_id}: its data is not available ({error}){hint}") from None
     invalid = [r for r in reports if not r.valid]
     if len(invalid) == 1:
         raise ContributionError(f"invalid run: {invalid[0].error_message()}")
@@ -294,7 +299,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
             "system": _text(meta.get("system")),
             "runner": _text(meta.get("runner")),
             "tag": _text(meta.get("tag")),
-            "model": _text(model.get("id")) if model else None,
+            "model": _text(portable_text(model.get("id"))) if model else None,  # an id may be a folder
             "language": _text(meta.get("language")) if meta.get("language") is not None else None,
             "date": _text(meta.get("created"))[:10],
             "command": _text(portable_text(meta.get("command"))),
@@ -309,6 +314,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
             "run_sha256": _text(meta.get("run_sha256")) if meta.get("run_sha256") else None,
             "reproduces": _text(meta["reproduces"]) if isinstance(meta.get("reproduces"), str) else None,
             "authors_pipeline": meta.get("authors_pipeline") is True,
+            **({"data_origin": _origin_lines(meta["data_origin"])} if meta.get("data_origin") else {}),
             "queries_without_results": len(report.missing_queries),
             "overall": {m: _round(ev.overall.get(m)) for m in measures},
             "counts": {m: ev.counts.get(m, 0) for m in measures},
@@ -331,8 +337,10 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
     runs.sort(key=sort_key)
     base = comparison.evaluations[baseline]
     spec = datasets.benchmark_of(dataset_id)
+    origin = {"data_origin": comparison.data_origin} if comparison.data_origin else {}
     return {
         "dataset": dataset_id,
+        **origin,
         "family": spec.name if spec is not None else dataset_id.split("/")[0],
         "slug": datasets.slug(dataset_id),
         "measures": measures,
@@ -423,6 +431,14 @@ def portable_text(value):
     if isinstance(value, str) and "/" in value:
         return _ABSOLUTE.sub(lambda match: _display_path(match.group(0)), value)
     return value
+
+
+def _origin_lines(origins) -> list[str]:
+    """A sidecar's ``data_origin`` records (untrusted) as one line each: kind, file, SHA-256 and source."""
+    if not isinstance(origins, list):
+        return []
+    return [_text(f"{_text(o.get('kind'))} {_text(o.get('file'))} (sha256 {_text(o.get('sha256'))}; "
+                  f"from {_text(o.get('source'))})") for o in origins if isinstance(o, dict)]
 
 
 def _first_stage(first_stage) -> dict | None:
@@ -538,7 +554,8 @@ def _add_paper(record: dict) -> None:
             continue
         measure = _measure_name(r.measure)
         reported.append({"system": r.system, "measure": measure, "paper_measure": spec.paper_name(r.measure),
-                         "value": _round(r.value), "subset": r.subset, "source": r.source, "note": r.note})
+                         "value": _round(r.value), "printed": r.printed, "subset": r.subset, "source": r.source,
+                         "note": r.note})
     record["reported"] = reported
     subsets = [r["subset"] for r in reported if r["subset"] is not None]
     if subsets:
@@ -558,9 +575,9 @@ def _add_paper(record: dict) -> None:
             reproductions.append({
                 "run": run["name"], "system": r["system"], "authors_pipeline": run["authors_pipeline"],
                 "measure": r["measure"], "paper_measure": r["paper_measure"], "subset": r["subset"],
-                "paper": r["value"], "value": value,
+                "paper": r["value"], "paper_printed": r["printed"], "value": value,
                 "gap": None if value is None or r["value"] is None else _round(value - r["value"]),
-                "source": r["source"]})
+                "source": r["source"], **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
     record["reproductions"] = reproductions
 
 

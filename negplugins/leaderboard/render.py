@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 from ir_datasets_ext.benchmark import benchmarks
+from ir_datasets_ext.derived import DERIVED
 
-from ..evaluation.reports import best_marks
+from ..evaluation.reports import best_marks, markdown_text
 from ..evaluation.significance import ALPHA
 from ..io.sidecars import COMMIT_KEY
 from ..measures.ranking import STOCK, TIE_HANDLING
@@ -41,25 +43,11 @@ def _num(value, digits=4) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def _paper_num(value) -> str:
-    """A paper's number as precise as the paper gave it (0.505, not 0.5050)."""
-    return "–" if value is None else f"{round(value, 6):.6f}".rstrip("0").rstrip(".")
-
-
 def _gap(value) -> str:
     return "–" if value is None else f"{value:+.4f}"
 
 
-def _md(text) -> str:
-    """Escape metadata for a Markdown table cell (HTML-escaped too: GitHub renders inline HTML)."""
-    return html.escape(str(text), quote=True).replace("|", "&#124;").replace("`", "&#96;").replace("\n", " ") \
-        .replace("[", "&#91;").replace("]", "&#93;").replace("*", "&#42;").replace("_", "&#95;")
-
-
-def _md_prose(text) -> str:
-    """Escape text for Markdown prose: HTML-escaped, Markdown's markup characters backslash-escaped."""
-    text = html.escape(" ".join(str(text).split()), quote=False)
-    return "".join("\\" + c if c in "\\`*_[]|" else c for c in text)
+_md = _md_prose = markdown_text  # the one Markdown escaper (evaluation.reports)
 
 
 def _e(text) -> str:
@@ -107,6 +95,26 @@ def _paper_measures(record, subset_level=False) -> list[str]:
 
 def _source_text(entry) -> str:
     return entry["source"] + (f" ({entry['note']})" if entry["note"] else "") if entry["source"] else entry["note"]
+
+
+_COLUMN = re.compile(r"^(?P<where>.*), column (?P<column>[^,]+)$")
+
+
+def _grouped_sources(entries) -> list[str]:
+    """The sources of one system's per-subset numbers, each note said once: ``Table 3, row BM25, columns 1p, 2p,
+    ..., pni (note)`` where the numbers of one table row share a note (each column used to repeat it)."""
+    groups: dict[tuple, list[str]] = {}
+    for entry in entries:
+        match = _COLUMN.match(entry.get("source") or "")
+        where, column = (match["where"], match["column"]) if match else (entry.get("source") or "", None)
+        columns = groups.setdefault((where, entry.get("note") or ""), [])
+        if column is not None and column not in columns:
+            columns.append(column)
+    texts = []
+    for (where, note), columns in groups.items():
+        text = where + (f", column{'s' if len(columns) > 1 else ''} {', '.join(columns)}" if columns else "")
+        texts.append(_source_text({"source": text, "note": note}))
+    return texts
 
 
 def _paper_ref(record) -> str:
@@ -163,7 +171,7 @@ def _md_reported_table(record) -> list[str]:
              "|---|" + "|".join(["---:"] * len(measures)) + "|---|"]
     for system, values in systems.items():
         sources = "; ".join(dict.fromkeys(_source_text(values[m]) for m in measures if m in values))
-        lines.append(f"| *{_md(system)}* | " + " | ".join(_paper_num(values[m]["value"]) if m in values else "–"
+        lines.append(f"| *{_md(system)}* | " + " | ".join(values[m]["printed"] if m in values else "–"
                                                           for m in measures) + f" | {_md(sources)} |")
     return lines
 
@@ -269,6 +277,8 @@ def _provenance(run) -> list[tuple[str, str]]:
         items.append(("index", run["index"]))
     if run.get("model_sha256"):
         items.append(("model weights SHA-256", run["model_sha256"]))
+    if run.get("data_origin"):
+        items.append(("data", "; ".join(run["data_origin"])))
     versions = dict(run.get("versions") or {})
     versions.pop(COMMIT_KEY, None)
     suite = versions.pop("negplugins", None)
@@ -319,7 +329,7 @@ def _md_reproductions(record) -> list[str]:
     for r in rows:
         authors = " (authors’ pipeline)" if r["authors_pipeline"] else ""
         lines.append(f"| {_md(r['run'])} | {_md(r['system'])}{authors} | {_md(r['measure'])} | "
-                     f"{_md(r['subset'] or 'all')} | {_paper_num(r['paper'])} | {_num(r['value'])} | "
+                     f"{_md(r['subset'] or 'all')} | {r['paper_printed']} | {_num(r['value'])}{_on_copy(r)} | "
                      f"{_gap(r['gap'])} | {_md(r['source'])} |")
     return lines
 
@@ -346,10 +356,10 @@ def _md_subsets(record) -> list[str]:
         reported = _reported_per_subset(record, m)
         for system, values in reported.items():
             lines.append(f"| *{_md(system)}* ({REPORTED_LABEL}) | " + " | ".join(
-                _paper_num(values[s]["value"]) if s in values else "–" for s in subsets) + " |")
+                values[s]["printed"] if s in values else "–" for s in subsets) + " |")
         if reported:
             lines += ["", "Sources: " + "; ".join(
-                f"*{_md(system)}*: " + ", ".join(dict.fromkeys(_md(_source_text(e)) for e in values.values()))
+                f"*{_md(system)}*: " + "; ".join(_md(text) for text in _grouped_sources(values.values()))
                 for system, values in reported.items()) + "."]
         lines.append("")
     return lines
@@ -513,7 +523,7 @@ def _reported_cell(entry) -> str:
     """A number reported in the paper, its source as the cell's title (not sortable: no data-value)."""
     if entry is None:
         return "<td class=\"num\">–</td>"
-    return f"<td class=\"num\" title=\"{_e(_source_text(entry))}\">{_paper_num(entry['value'])}</td>"
+    return f"<td class=\"num\" title=\"{_e(_source_text(entry))}\">{entry['printed']}</td>"
 
 
 def _html_sources(sources) -> str:
@@ -533,7 +543,7 @@ def _html_reported_body(record, columns, sources) -> str:
     for system, values in systems.items():
         anchor = f"source-{len(sources) + 1}"
         sources.append((anchor, f"<b>{_e(system)}</b>: " + "; ".join(
-            f"{_e(values[m]['paper_measure'])} {_paper_num(values[m]['value'])}: {_e(_source_text(values[m]))}"
+            f"{_e(values[m]['paper_measure'])} {values[m]['printed']}: {_e(_source_text(values[m]))}"
             for m in columns if m in values)))
         cells = ["<td class=\"num rank\"></td>",
                  f"<td>{_e(system)}<sup class=\"source-ref\"><a href=\"#{anchor}\">{len(sources)}</a></sup></td>",
@@ -689,8 +699,8 @@ def _html_reproductions(record) -> list[str]:
     for r in rows:
         out.append(f"<tr><td><code>{_e(r['run'])}</code></td><td>{_e(r['system'])}"
                    f"{' (authors’ pipeline)' if r['authors_pipeline'] else ''}</td><td>{_e(r['measure'])}</td>"
-                   f"<td>{_e(r['subset'] or 'all')}</td><td class=\"num paper\">{_paper_num(r['paper'])}</td>"
-                   f"<td class=\"num\">{_num(r['value'])}</td><td class=\"num gap\">{_gap(r['gap'])}</td>"
+                   f"<td>{_e(r['subset'] or 'all')}</td><td class=\"num paper\">{r['paper_printed']}</td>"
+                   f"<td class=\"num\">{_num(r['value'])}{_e(_on_copy(r))}</td><td class=\"num gap\">{_gap(r['gap'])}</td>"
                    f"<td>{_e(r['source'])}</td></tr>")
     out.append("</tbody>\n</table>")
     return out
@@ -726,7 +736,7 @@ def _html_subsets(record, sources) -> list[str]:
         for system, values in _reported_per_subset(record, m).items():
             anchor = f"source-{len(sources) + 1}"
             sources.append((anchor, f"<b>{_e(system)}</b>, {_e(m)} per {_e(field)}: " + "; ".join(
-                dict.fromkeys(_e(_source_text(e)) for e in values.values()))))
+                _e(text) for text in _grouped_sources(values.values()))))
             reported_rows.append(
                 f"<tr class=\"reported\" data-system=\"{_e(system)}\"><td>{_e(system)}<sup class=\"source-ref\">"
                 f"<a href=\"#{anchor}\">{len(sources)}</a></sup> <span class=\"label\">{REPORTED_LABEL}</span></td>"
@@ -892,7 +902,7 @@ def reproduction_record(records) -> dict:
                     continue
                 row = {"dataset": record["dataset"], "slug": record["slug"], "system": r["system"],
                        "measure": r["measure"], "paper_measure": r["paper_measure"], "subset": r["subset"],
-                       "paper": r["value"], "source": r["source"], "note": r["note"], "suite": [], "authors": []}
+                       "paper": r["value"], "paper_printed": r["printed"], "source": r["source"], "note": r["note"], "suite": [], "authors": []}
                 for run in record["runs"]:
                     if run.get("reproduces") != r["system"]:
                         continue
@@ -900,14 +910,16 @@ def reproduction_record(records) -> dict:
                     value = values.get(r["measure"])
                     gap = None if value is None or r["value"] is None else round(value - r["value"], 6) + 0.0
                     row["authors" if run.get("authors_pipeline") else "suite"].append(
-                        {"run": run["name"], "system": run["system"], "value": value, "gap": gap})
+                        {"run": run["name"], "system": run["system"], "value": value, "gap": gap,
+                         **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
                 rows.append(row)
         other = [{"dataset": record["dataset"], "slug": record["slug"], "run": run["name"], "system": run["system"],
                   "measure": record["primary"], "value": run["overall"].get(record["primary"])}
                  for record in own for run in record["runs"] if not run.get("reproduces")]
+        data = [line for row in rows for entry in (*row["suite"], *row["authors"]) for line in entry.get("data_origin", ())]
         families.append({"family": spec.name, "title": spec.title,
                          "paper": (paper or {}).get("reference", spec.paper), "paper_url": (paper or {}).get("url", ""),
-                         "rows": rows,
+                         "rows": rows, **({"data_origin": list(dict.fromkeys(data))} if data else {}),
                          "notes": {k: spec.reproduction_notes[k] for k in sorted(spec.reproduction_notes)},
                          "other_runs": other})
     return {"benchmarks": families,
@@ -916,8 +928,13 @@ def reproduction_record(records) -> dict:
                            "the runs that follow the authors' own pipeline (authors_pipeline); gap = run minus paper."}
 
 
+def _on_copy(entry) -> str:
+    """`` on a derived copy`` after a reproduction made on one (the family's Data line names it)."""
+    return f" on a {DERIVED}" if entry.get("data_origin") else ""
+
+
 def _runs_cell_md(entries) -> str:
-    return "<br>".join(f"{_md(e['run'])} {_num(e['value'])} ({_gap(e['gap'])})" for e in entries) or "–"
+    return "<br>".join(f"{_md(e['run'])} {_num(e['value'])} ({_gap(e['gap'])}{_on_copy(e)})" for e in entries) or "–"
 
 
 def reproduction_markdown(records) -> str:
@@ -936,10 +953,13 @@ def reproduction_markdown(records) -> str:
             for row in family["rows"]:
                 lines.append(f"| [{_md(row['dataset'])}]({row['slug']}.md) | {_md(row['system'])} | "
                              f"{_md(row['paper_measure'])} | {_md(row['subset'] or 'all')} | "
-                             f"{_paper_num(row['paper'])} | "
+                             f"{row['paper_printed']} | "
                              f"{_runs_cell_md(row['suite'])} | {_runs_cell_md(row['authors'])} | "
                              f"{_md(_source_text(row))} |")
             lines.append("")
+        if family.get("data_origin"):
+            lines += [f"Data of the runs marked \"on a {DERIVED}\": " + "; ".join(
+                _md(line) for line in family["data_origin"]) + ".", ""]
         if family["notes"]:
             lines += ["Why the numbers differ:", ""]
             lines += [f"- **{_md(system)}**: {_md_prose(text)}" for system, text in family["notes"].items()]
@@ -957,7 +977,7 @@ def _runs_cell_html(entries) -> str:
         return "<td>–</td>"
     return "<td>" + "<br>".join(
         f"<code>{_e(e['run'])}</code> <span class=\"num\">{_num(e['value'])}</span> "
-        f"<span class=\"gap\">({_gap(e['gap'])})</span>" for e in entries) + "</td>"
+        f"<span class=\"gap\">({_gap(e['gap'])}{_e(_on_copy(e))})</span>" for e in entries) + "</td>"
 
 
 def reproduction_html(records) -> str:
@@ -978,7 +998,7 @@ def reproduction_html(records) -> str:
                     f"<td><a href=\"{_e(row['slug'])}.html\">{_e(row['dataset'])}</a></td>"
                     f"<td class=\"reported\">{_e(row['system'])}</td><td>{_e(row['paper_measure'])}</td>"
                     f"<td>{_e(row['subset'] or 'all')}</td>"
-                    f"<td class=\"num reported\" title=\"{_e(_source_text(row))}\">{_paper_num(row['paper'])}</td>"
+                    f"<td class=\"num reported\" title=\"{_e(_source_text(row))}\">{row['paper_printed']}</td>"
                     + _runs_cell_html(row["suite"]) + _runs_cell_html(row["authors"])
                     + f"<td class=\"source\">{_e(_source_text(row))}</td></tr>")
             body.append(f"<table class=\"reproduction\" id=\"reproduction-{_e(family['family'])}\">\n<thead><tr>"
@@ -986,6 +1006,9 @@ def reproduction_html(records) -> str:
                         f"<th class=\"num\">Paper ({REPORTED_LABEL})</th><th>This suite (gap)</th>"
                         "<th>Authors' pipeline (gap)</th><th>Source</th></tr></thead>\n<tbody>\n"
                         + "\n".join(rows) + "\n</tbody>\n</table>")
+        if family.get("data_origin"):
+            body.append(f"<p class=\"note data-origin\">Data of the runs marked \u201con a {DERIVED}\u201d: "
+                        + "; ".join(_e(line) for line in family["data_origin"]) + ".</p>")
         if family["notes"]:
             body.append("<h3>Why the numbers differ</h3>\n"
                         f"<dl class=\"explanations\" id=\"explanations-{_e(family['family'])}\">"

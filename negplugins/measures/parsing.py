@@ -2,6 +2,12 @@
 
 Parameters are checked here, before any provider sees them: pytrec_eval's C code aborts the whole
 process (SIGABRT) on ``nDCG@0``, and ir_measures accepts ``nDCG@1.5`` or ``nDCG@10000000000``.
+
+Several measures are written as ir_measures' command line takes them, one string separated by spaces
+(``"nDCG@10 LSNC@100"``), as several strings, or separated by commas (``nDCG@10,RR@10``); a space or a
+comma inside a measure's parentheses (``nDCG(judged_only=True, dcg='exp-log2')@10``) does not split it
+(:func:`split_measures`). This is the one parser of measure names in the suite: ``negplugins evaluate -m``,
+the Python API and the leaderboards all go through :func:`parse_measures`.
 """
 
 import difflib
@@ -9,8 +15,20 @@ import re
 
 import ir_measures
 
+from ..errors import UserError
 from ..options import MAX_CUTOFF, int_range
 from .declarations import MEASURES
+
+__all__ = ['MeasureError', 'ACCEPTED_FORMS', 'parse_measures', 'split_measures', 'looks_like_measure']
+
+
+class MeasureError(UserError, ValueError):
+    """A measure that cannot be parsed: one line naming it and what is accepted (a ``ValueError`` too)."""
+
+
+#: How several measures may be written, for error messages.
+ACCEPTED_FORMS = ("give several measures as one string ('nDCG@10 RR@10', as ir_measures), as separate arguments "
+                  "(nDCG@10 RR@10) or separated by commas (nDCG@10,RR@10)")
 
 _LEADING_NAME = re.compile(r'\s*([^\W\d]\w*)')
 _TREC_STYLE_CUTOFF = re.compile(r'(?P<name>[^\W\d]\w*?)[._](?P<cutoff>\d+)')
@@ -26,22 +44,76 @@ def parse_measures(measures):
     Parameters
     ----------
     measures : str or iterable of (str or ir_measures.Measure)
-        Whitespace-separated measure strings, or a list of measure strings or measures.
+        Measure strings, each holding one measure or several separated by spaces or commas
+        (:func:`split_measures`), or measures.
 
     Returns
     -------
     list of ir_measures.Measure
+        In the order given (a measure given twice is kept twice, as written).
 
     Raises
     ------
-    ValueError
-        For an unknown name, listing the closest registered names (or all of them when none is close);
-        for a measure ir_measures cannot parse; for an unknown parameter or a parameter of the wrong
-        type; for a cutoff that is not an integer from 1 to :data:`~negplugins.options.MAX_CUTOFF`.
+    MeasureError
+        (a ``ValueError`` and a :class:`~negplugins.errors.UserError`) For an unknown name, listing the
+        closest registered names (or all of them when none is close); for a measure ir_measures cannot
+        parse, with the accepted forms; for an unknown parameter or a parameter of the wrong type; for a
+        cutoff that is not an integer from 1 to :data:`~negplugins.options.MAX_CUTOFF`; for no measure at all.
     """
     if isinstance(measures, str):
-        measures = measures.split()
-    return [_parse_measure(measure) for measure in measures]
+        measures = [measures]
+    texts = []
+    for measure in measures:
+        texts += split_measures(measure) if isinstance(measure, str) else [measure]
+    if not texts:
+        raise MeasureError(f'no measure given; {ACCEPTED_FORMS}')
+    return [_parse_measure(measure) for measure in texts]
+
+
+_OPENING, _CLOSING = '([{', ')]}'
+
+
+def split_measures(text: str) -> list[str]:
+    """The measures of one string: split at spaces and commas outside parentheses, brackets and quotes.
+
+    ``"nDCG@10 LSNC@100"`` and ``"nDCG@10,LSNC@100"`` give ``["nDCG@10", "LSNC@100"]``;
+    ``"nDCG(judged_only=True, dcg='exp-log2')@10"`` stays one measure.
+    """
+    parts, current, depth, quote = [], [], 0, None
+    for char in text:
+        if quote:
+            quote = None if char == quote else quote
+        elif char in '\'"':
+            quote = char
+        elif char in _OPENING:
+            depth += 1
+        elif char in _CLOSING:
+            depth = max(0, depth - 1)
+        elif depth == 0 and (char == ',' or char.isspace()):
+            parts.append(''.join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append(''.join(current))
+    return [part for part in parts if part]
+
+
+def looks_like_measure(text: str) -> bool:
+    """Whether every measure of ``text`` (:func:`split_measures`) starts with a registered measure's name.
+
+    The command line uses it to tell a further value of ``-m`` from a positional argument (a dataset id or a
+    run file), without judging the rest of the measure: ``nDCG@0`` looks like one and is then refused with its
+    own message.
+    """
+    pieces = split_measures(text)
+    for piece in pieces:
+        trec_style = _TREC_STYLE_CUTOFF.fullmatch(piece)
+        if trec_style and trec_style['name'] in _CUTOFF_MEASURES:
+            continue
+        leading = _LEADING_NAME.match(piece)
+        if not leading or leading[1] not in ir_measures.measures.registry:
+            return False
+    return bool(pieces)
 
 
 def _parse_measure(text):
@@ -53,12 +125,12 @@ def _parse_measure(text):
         try:
             measure = ir_measures.parse_measure(text)
         except NameError:
-            raise ValueError(_unknown_measure_message(text)) from None
+            raise MeasureError(_unknown_measure_message(text)) from None
         except KeyError as error:  # a parameter the measure does not have, e.g. nDCG(foo=1)
-            raise ValueError(_parameter_message(text, error.args[0] if error.args else '?')) from None
-        except (ValueError, SyntaxError):
-            raise ValueError(f'measure {str(text)!r}: cannot parse it; expected Name, Name@k with k an integer '
-                             f'from 1 to {MAX_CUTOFF}, or Name(param=value)@k') from None
+            raise MeasureError(_parameter_message(text, error.args[0] if error.args else '?')) from None
+        except (ValueError, SyntaxError, TypeError):
+            raise MeasureError(f'measure {str(text)!r}: cannot parse it; expected Name, Name@k with k an integer '
+                               f'from 1 to {MAX_CUTOFF}, or Name(param=value)@k; {ACCEPTED_FORMS}') from None
     _check_parameters(measure, text)
     return measure
 
@@ -75,15 +147,15 @@ def _check_parameters(measure, text):
     params = getattr(measure, 'params', {})
     unknown = sorted(set(params) - set(measure.SUPPORTED_PARAMS))
     if unknown:
-        raise ValueError(_parameter_message(text, unknown[0]))
+        raise MeasureError(_parameter_message(text, unknown[0]))
     cutoff = params.get('cutoff')
     if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int)
                                or not 1 <= cutoff <= MAX_CUTOFF):
-        raise ValueError(f'measure {str(text)!r}: the cutoff must be {int_range(1, MAX_CUTOFF)}, got {cutoff!r}')
+        raise MeasureError(f'measure {str(text)!r}: the cutoff must be {int_range(1, MAX_CUTOFF)}, got {cutoff!r}')
     try:
         measure.validate_params()
     except AssertionError as error:  # ir_measures reports bad parameters with assert
-        raise ValueError(f'measure {str(text)!r}: {error}; {measure.NAME} accepts '
+        raise MeasureError(f'measure {str(text)!r}: {error}; {measure.NAME} accepts '
                          f'{", ".join(sorted(measure.SUPPORTED_PARAMS))}') from None
 
 

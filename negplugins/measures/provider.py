@@ -16,8 +16,11 @@ call, ir_measures' own ``FallbackEvaluator`` fills every other judged query with
 ("undefined"); their aggregator skips it.
 """
 
+import os
+import sys
 import warnings
 
+import ir_measures
 from ir_measures import Metric, providers
 from ir_measures.providers.base import Any
 from ir_measures.util import QrelsConverter, RunConverter
@@ -47,6 +50,35 @@ class PartialNegativesWarning(UserWarning):
 #: Queries named in a warning before it says "and N more".
 NAMED_IN_WARNING = 10
 
+#: Code a warning of this provider never points at: ir_measures, PyTerrier and the suite's measures and
+#: adapters between them and the caller, and the interpreter's own start-up (``python -m``).
+def _package_dir(name):
+    """The folder of an installed package, found without importing it ('' when it is not installed)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    return os.path.dirname(spec.origin) + os.sep if spec is not None and spec.origin else ''
+
+
+_NOT_THE_CALLER = tuple(filter(None, (
+    os.path.dirname(ir_measures.__file__) + os.sep, os.path.dirname(__file__) + os.sep,
+    os.path.join(os.path.dirname(os.path.dirname(__file__)), '_compat') + os.sep, _package_dir('pyterrier'),
+    '<frozen ')))
+
+
+def _warn(message, category):
+    """``warnings.warn`` pointed at the caller's code: the first frame outside :data:`_NOT_THE_CALLER`.
+
+    ir_measures calls the provider several frames below the user's ``calc_aggregate`` (how many depends on the
+    entry point), so a fixed ``stacklevel`` showed a line of ir_measures' ``providers/base.py``. When no frame
+    is the caller's (the ``ir_measures`` command run as ``python -m ir_measures``), the warning names ``sys:1``
+    and shows no source line, as Python does for a warning from the top of the stack.
+    """
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the caller of _warn
+    while frame is not None and frame.f_code.co_filename.startswith(_NOT_THE_CALLER):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
 
 class NegationProvider(providers.Provider):
     """Computes PosRR, DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall and LSNC."""
@@ -69,26 +101,26 @@ class NegationProvider(providers.Provider):
         with_negatives = {q for q, j in judgements.items() if j.negatives}
         needing_negatives = [m for m in measures if m.NAME != declarations.PosRR.NAME]
         if needing_negatives and not with_negatives:
-            warnings.warn(f'the qrels hold no negative judgement (relevance < 0), so these measures have no value: '
-                          f'{_names(needing_negatives)}', NoNegativesWarning, stacklevel=2)
+            _warn(f'the qrels hold no negative judgement (relevance < 0), so these measures have no value: '
+                          f'{_names(needing_negatives)}', NoNegativesWarning)
         for measure in measures:
             if measure.NAME == declarations.LSNC.NAME and measure['over'] == 'judged' and with_negatives:
                 unlabelled = len(qrels) - len(with_negatives)
                 if unlabelled:
-                    warnings.warn(f"{measure}: {unlabelled} of {len(qrels)} queries have no labelled negative "
+                    _warn(f"{measure}: {unlabelled} of {len(qrels)} queries have no labelled negative "
                                   f"(relevance < 0) and count as LSNC 1 (no violation); "
                                   f"LSNC(over='labelled') averages the other {len(with_negatives)} only",
-                                  PartialNegativesWarning, stacklevel=2)
+                                  PartialNegativesWarning)
         wants_pairs = bool(with_negatives) and any(m.NAME == declarations.PairedAcc.NAME for m in measures)
         pairing = find_pairs(qrels) if wants_pairs else None
         pairs = pairing.pairs if pairing else []
         if wants_pairs and not pairs:
-            warnings.warn('the qrels hold no complete pair of queries with mirrored labels: PairedAcc has no value',
-                          NoPairsWarning, stacklevel=2)
+            _warn('the qrels hold no complete pair of queries with mirrored labels: PairedAcc has no value',
+                          NoPairsWarning)
         elif pairing and (pairing.incomplete or pairing.ambiguous):
-            warnings.warn(f'PairedAcc leaves out {_listed(pairing.incomplete)} judged like a pair member with no '
+            _warn(f'PairedAcc leaves out {_listed(pairing.incomplete)} judged like a pair member with no '
                           f'mirrored partner, and {_listed(pairing.ambiguous)} in ambiguous pairs (another query '
-                          f'judges the same two documents)', IncompletePairsWarning, stacklevel=2)
+                          f'judges the same two documents)', IncompletePairsWarning)
         return NegationEvaluator(measures, qrels, judgements, pairs, with_negatives)
 
 

@@ -42,6 +42,7 @@ from ..options import (
     MAX_LENGTH,
     MAX_SHARDS,
     MAX_THREADS,
+    add_progress_options,
     bounded_int,
     finite_float,
 )
@@ -78,7 +79,7 @@ def _cmd_dense(args) -> int:
 
     info = dense_search(args.dataset, args.output, model=args.model, index=args.index, hits=args.hits,
                         batch_size=args.batch_size, shard_num=args.shard_num, shard_id=args.shard_id,
-                        rebuild=args.rebuild, run_tag=args.run_tag, progress=not args.no_progress,
+                        rebuild=args.rebuild, run_tag=args.run_tag, progress=args.progress,
                         force=args.force, index_type=args.index_type, train_sample=args.train_sample,
                         search_shards=args.search_shards, max_index_memory=args.max_index_memory,
                         search_params=args.search_params, query_encoder=args.query_encoder, device=args.device,
@@ -104,7 +105,7 @@ def _cmd_splade(args) -> int:
                          batch_size=args.batch_size, max_length=args.max_length,
                          query_max_length=args.query_max_length, quantization=args.quantization,
                          threads=args.threads, rebuild=args.rebuild, encoded_queries=args.encoded_queries,
-                         run_tag=args.run_tag, progress=not args.no_progress, device=args.device, force=args.force)
+                         run_tag=args.run_tag, progress=args.progress, device=args.device, force=args.force)
     print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (impact index {info['index']})")
     if info["empty_queries"]:
         print(f"negplugins: note: {info['empty_queries']} queries have no term of positive weight and no line in "
@@ -118,7 +119,8 @@ def _cmd_rerank(args) -> int:
 
     info = rerank(args.dataset, args.output, model=args.model, run=args.run, candidates=args.candidates,
                   reranker=args.reranker, top_k=args.top_k, batch_size=args.batch_size,
-                  max_length=args.max_length, run_tag=args.run_tag, force=args.force, engine=_engine(args))
+                  max_length=args.max_length, run_tag=args.run_tag, force=args.force, engine=_engine(args),
+                  index=args.index, progress=args.progress)
     print(f"reranked {info['pairs']} pairs of {info['queries']} queries with {info['reranker']} {info['model']}; "
           f"wrote {info['lines']} lines to {args.output}")
     for note in info["notes"]:
@@ -246,7 +248,7 @@ def add_commands(commands, runners) -> None:
                    help="faiss ParameterSpace settings of an approximate index at search time, e.g. nprobe=64 "
                         "(IVF) or efSearch=128 (HNSW)")
     p.add_argument("--run-tag", help="last column of the run (default: dense-<model>)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     _add_engine(p, "encode the documents")
     p.set_defaults(func=_cmd_dense)
@@ -280,7 +282,7 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--rebuild", action="store_true", help="encode and index again even if an up-to-date index exists")
     p.add_argument("--run-tag", help="last column of the run (default: splade-<model>; stock Pyserini writes "
                                      "Anserini)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_splade)
 
@@ -302,7 +304,11 @@ def add_commands(commands, runners) -> None:
                    help=f"token limit per input, 1 to {MAX_LENGTH} (default: the model's, at most 512; colbert: "
                         "the document length, default the model's doc_maxlen, else 180)")
     p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
+    p.add_argument("--index", help="bi-encoder: read the passage vectors from this dense index of the same model and "
+                                   "encoding settings (Flat) instead of encoding them (default: the model's index "
+                                   "indexes/faiss/<corpus>/<model> when it matches)")
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
+    add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     _add_engine(p, "score the pairs")
     p.set_defaults(func=_cmd_rerank)

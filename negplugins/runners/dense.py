@@ -96,6 +96,7 @@ from .encoders import (
     DenseEncoder,
     ModelRef,
     SentenceEncoder,
+    encode_texts,
     encoder_settings,
     model_defaults,
     resolve_model,
@@ -105,7 +106,7 @@ from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, defaul
 
 __all__ = ["DENSE_DEFAULTS", "DEFAULT_INDEX_TYPE", "DenseIndex", "default_dense_index_path", "dense_index",
            "dense_search", "check_dense_index", "load_dense_index", "parse_memory_size", "search_index_folder",
-           "search_vectors", "shard_bounds"]
+           "search_vectors", "shard_bounds", "reusable_passage_index", "stored_passage_vectors"]
 
 DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
 
@@ -331,12 +332,12 @@ def _pyserini_search(encoder, ref: ModelRef) -> list[str] | None:
 
 
 def _encode_shard(encoder, texts, batch_size, desc, progress):
-    from tqdm.auto import tqdm
+    from ..options import progress_bar
 
     # longest texts first over the whole shard, in the groups a Ray worker gets (the batches never span two)
     groups = length_groups([len(text) for text in texts], batch_size)
     vectors = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
-    with tqdm(total=len(texts), desc=desc, unit="doc", disable=not progress, mininterval=1.0) as bar:
+    with progress_bar(len(texts), desc, progress) as bar:
         texts_of = ([texts[i] for i in rows] for rows in groups)
         if hasattr(encoder, "encode_groups"):  # a DenseEncoder: the next groups are tokenized while the model runs
             encoded = encoder.encode_groups(texts_of, batch_size=batch_size, progress=bar.update)
@@ -810,6 +811,67 @@ def search_index_folder(path: str | os.PathLike, queries: np.ndarray, hits: int,
     return [[(doc_id, score) for _, doc_id, score in found] for found in merged]
 
 
+def reusable_passage_index(dataset_id: str, ref: ModelRef, settings: dict,
+                           index: str | os.PathLike | None = None) -> tuple[Path | None, str]:
+    """A dense index whose stored passage vectors are the ones a bi-encoder with ``settings`` would compute.
+
+    ``index``, or else the default index of the model and settings (:func:`default_dense_index_path`), is
+    reusable when its manifest records the same corpus, the same model weights (SHA-256) and the same encoding
+    settings (pooling, normalisation, token limit, passage prefix, backend, dtype), and its type stores the
+    vectors exactly: ``Flat`` (one index or sharded). Other types (HNSW, IVF, PQ, ...) are not reused: faiss
+    either cannot give back a vector by its position or gives a lossy one.
+
+    Returns
+    -------
+    (Path, "") or (None, why)
+        The index folder, or why there is none to reuse (``why`` is ``""`` when no index is there at all).
+    """
+    path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref, settings)
+    manifest = read_manifest(path)
+    if manifest is None:
+        return None, "" if not path.exists() else f"{path}: not a dense index built by negplugins (no {MANIFEST})"
+    corpus = datasets.docs_root_id(dataset_id)
+    built_with = index_encoding(manifest)
+    if manifest.get("kind") != "faiss" or manifest.get("corpus") != corpus:
+        why = f"it indexes {manifest.get('corpus')!r}, not the documents of {dataset_id} ({corpus})"
+    elif manifest.get("model_sha256") != ref.sha256:
+        why = f"it was encoded by other weights ({str(manifest.get('model_sha256'))[:12]}, not {ref.sha256[:12]})"
+    elif built_with != settings:
+        why = f"it was encoded with {built_with}, not with the reranker's {settings}"
+    elif manifest.get("index_type", DEFAULT_INDEX_TYPE) != DEFAULT_INDEX_TYPE:
+        why = f"its type {manifest.get('index_type')} does not keep the vectors exactly (only Flat is reused)"
+    else:
+        return path, ""
+    return None, f"{path}: {why}"
+
+
+def stored_passage_vectors(path: str | os.PathLike, doc_ids) -> dict[str, np.ndarray]:
+    """The vectors a Flat index folder (one index or sharded) stores for ``doc_ids``, by doc id (as stored, float32).
+
+    Ids the index does not hold are left out. Each shard (or the one index) is read once, and only the rows
+    asked for are kept.
+
+    Raises
+    ------
+    UserError
+        The folder is not a Flat inner-product index.
+    """
+    path = Path(path)
+    wanted = set(doc_ids)
+    shards = _layout(path, read_manifest(path)) or [path]
+    found: dict[str, np.ndarray] = {}
+    for shard in shards:
+        index, ids = load_dense_index(shard)
+        vectors = _flat_vectors(index)
+        if vectors is None:
+            raise UserError(f"{shard}: not a Flat inner-product faiss index; its vectors cannot be reused")
+        for row, doc_id in enumerate(ids):
+            if doc_id in wanted:
+                found[doc_id] = np.array(vectors[row], dtype=np.float32)
+        del index, vectors
+    return found
+
+
 def _key(doc_id: str, score: float):
     return (-float(f"{score:.6f}"), doc_id)
 
@@ -1096,7 +1158,10 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     if dimension != query.dimension:
         raise UserError(f"{index_path}: index vectors have {dimension} dimensions but the query encoder "
                         f"{query.ref.id!r} gives {query.dimension}")
-    query_vectors = query.encode([texts[q] for q in order], batch_size=batch_size)
+    from ..options import progress_bar
+
+    with progress_bar(len(order), f"encoding the queries of {dataset_id}", progress, "queries") as bar:
+        query_vectors = encode_texts(query, [texts[q] for q in order], batch_size, bar)
     ranking = search_index_folder(index_path, query_vectors, hits, search_params)
     tag = run_tag or f"dense-{datasets.slug(ref.name)}"
     with written_together():  # the run and its sidecar appear together, or neither

@@ -350,13 +350,40 @@ class SentenceEncoder:
         """The encoder's record in index manifests and sidecars (as :meth:`DenseEncoder.metadata`)."""
         return {**self.settings, "device": self.device, "export": None, "library": "sentence-transformers"}
 
-    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
-        """``float32`` array of shape ``(len(texts), dimension)``, rows of unit length."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+    def encode(self, texts, batch_size: int = 64, bar=None) -> np.ndarray:
+        """``float32`` array of shape ``(len(texts), dimension)``, rows of unit length.
+
+        The texts are encoded in the batches one ``SentenceTransformer.encode(texts, batch_size)`` call makes
+        (:func:`sentence_transformers_batches`), one call per batch, so that ``bar`` (a progress bar, advanced by
+        each batch's texts) moves while the vectors stay those of the single call.
+        """
+        texts = list(texts)
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for rows in sentence_transformers_batches(texts, batch_size):
+            vectors[rows] = self.model.encode([texts[i] for i in rows], batch_size=len(rows), normalize_embeddings=True,
+                                              convert_to_numpy=True, show_progress_bar=False)
+            if bar is not None:
+                bar.update(len(rows))
+        return vectors
+
+
+def encode_texts(encoder, texts, batch_size: int, bar) -> np.ndarray:
+    """``encoder.encode(texts, batch_size)`` with the progress bar ``bar`` advanced as it goes: by each batch with the
+    suite's encoders, at the end with an encoder of the caller's whose ``encode`` takes no ``bar``."""
+    import inspect
+
+    if "bar" in inspect.signature(encoder.encode).parameters:
+        return encoder.encode(texts, batch_size=batch_size, bar=bar)
+    vectors = encoder.encode(texts, batch_size=batch_size)
+    bar.update(len(texts))
+    return vectors
+
+
+def sentence_transformers_batches(texts: list[str], batch_size: int) -> list[list[int]]:
+    """Text positions in the batches ``SentenceTransformer.encode(texts, batch_size)`` makes (longest first,
+    by ``numpy.argsort`` of the negated character lengths)."""
+    order = np.argsort([-len(text) for text in texts]).tolist()
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 # -- dense encoders: options, the model's own defaults, backends ---------------------------------------------------
@@ -770,11 +797,12 @@ class DenseEncoder:
         self.export = {"path": str(graph.resolve()), **record}
         return graph
 
-    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts, batch_size: int = 64, bar=None) -> np.ndarray:
         """``float32`` array of shape ``(len(texts), dimension)``, rows in the order of ``texts``: the texts as one
         group of :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline` (batches of at most
-        ``batch_size x max_length`` padded tokens, texts of similar token counts together)."""
-        return next(self.encode_groups([texts], batch_size))
+        ``batch_size x max_length`` padded tokens, texts of similar token counts together); ``bar``, a progress
+        bar, is advanced by each batch's texts."""
+        return next(self.encode_groups([texts], batch_size, None if bar is None else bar.update))
 
     def encode_groups(self, groups, batch_size: int = 64, progress=None):
         """Each group's vectors (as :meth:`encode` gives them), the next groups tokenized while the model runs;

@@ -345,9 +345,12 @@ class ColbertScorer:
             keep &= ~torch.isin(input_ids, torch.tensor(sorted(self.skiplist), dtype=torch.long))
         return [row[mask] for row, mask in zip(vectors, keep)]
 
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
-        """MaxSim of each pair; each distinct query and document is encoded once."""
+    def score(self, pairs: list[tuple[str, str]], progress: bool | None = False) -> list[float]:
+        """MaxSim of each pair; each distinct query and document is encoded once. ``progress`` shows a bar over
+        the documents (:func:`~negplugins.options.progress_bar`)."""
         import torch
+
+        from ..options import progress_bar
 
         queries = sorted({q for q, _ in pairs})
         encoded = dict(zip(queries, self.encode_queries(queries)))
@@ -356,12 +359,13 @@ class ColbertScorer:
             by_doc[doc].append(i)
         docs = sorted(by_doc)
         scores = [0.0] * len(pairs)
-        with torch.inference_mode():
+        with torch.inference_mode(), progress_bar(len(docs), f"scoring with {self.ref.name}", progress) as bar:
             for start in range(0, len(docs), _CHUNK_DOCS):
                 chunk = docs[start:start + _CHUNK_DOCS]
                 for doc, vectors in zip(chunk, self.encode_documents(chunk)):
                     for i in by_doc[doc]:
                         scores[i] = maxsim(encoded[pairs[i][0]], vectors)
+                bar.update(len(chunk))
         return scores
 
 

@@ -50,7 +50,7 @@ from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
 from ..errors import UserError
 from ..io.interrupts import keep_signal_handlers
 from ..options import check_int
-from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline
+from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline, sentence_transformers_batches
 from .encoding_pipeline import GROUP_BATCHES, length_groups
 
 __all__ = ["ENGINES", "keep_crash_handlers", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
@@ -496,7 +496,7 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         yield part, np.zeros((0, dimension), dtype=np.float32)
     if not vectors:
         return
-    from tqdm.auto import tqdm
+    from ..options import progress_bar
 
     groups = []
     for part in sorted(vectors):
@@ -520,8 +520,8 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
             return _map(ray, plan, data, _EncoderWorker, constructor)
 
         total = sum(len(done) for done in filled.values())
-        with tqdm(total=total, desc=f"{desc} on Ray ({plan.workers} worker{'s' if plan.workers > 1 else ''})",
-                  unit="doc", disable=not progress, mininterval=1.0) as bar:
+        with progress_bar(total, f"{desc} on Ray ({plan.workers} worker{'s' if plan.workers > 1 else ''})",
+                          progress) as bar:
             for batch in _iterate(build, "the shards finished so far are kept: run the same command again to resume"):
                 for part in np.unique(batch["part"]):
                     part = int(part)
@@ -589,13 +589,6 @@ def score_pairs(engine, make_scorer, pairs: list[tuple[str, str]], batch_size: i
     if np.isnan(scores).any():
         raise RayJobError("the Ray job ended without scoring every pair; nothing was written")
     return [float(score) for score in scores]
-
-
-def sentence_transformers_batches(texts: list[str], batch_size: int) -> list[list[int]]:
-    """Text positions in the batches ``SentenceTransformer.encode(texts, batch_size)`` makes (longest first,
-    by ``numpy.argsort`` of the negated character lengths)."""
-    order = np.argsort([-len(text) for text in texts]).tolist()
-    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 def bi_encoder_scores(engine, ref: ModelRef, pairs: list[tuple[str, str]], batch_size: int,

@@ -11,7 +11,11 @@ Three kinds of reranker, for any Hugging Face id (from the local cache) or model
     the log-softmax of the ``true`` token's logit against the ``false`` token's at the first decoding step.
 ``bi-encoder``
     A sentence embedding model: cosine similarity of the query's and the document's L2-normalised
-    embeddings (each distinct text is encoded once).
+    embeddings (each distinct text is encoded once). A document whose vector a dense index of the same model
+    already stores (``search dense``'s index: the same weights, the same encoding settings, type ``Flat``;
+    :func:`negplugins.runners.dense.reusable_passage_index`) is not encoded again: its vector is read from the
+    index (``index``, else the model's default index folder when there is a matching one), and only the missing
+    documents are encoded. The sidecar's ``index`` says how many were read and how many encoded.
 ``colbert``
     Late interaction (ColBERT style): MaxSim over the query's and the document's L2-normalised token
     embeddings, with the model's query/document markers, ``[MASK]`` query augmentation and lengths
@@ -29,6 +33,9 @@ documents, both scored 0.0). A document is scored by its :func:`negplugins.datas
 whitespace collapsed (as the query text is). Documents below the top k are **dropped**: the output holds
 exactly the reranked documents (at most k per query), because scores of two different systems cannot be
 merged into one meaningful ranking. Queries are written in Pyserini's topic order.
+
+Progress: each model step shows one progress bar on standard error (pairs, or texts for the bi-encoder: the
+rate per second and the time left; :func:`negplugins.options.progress_bar`), as ``progress`` says.
 
 Ties: documents are ordered by the reranker's score as written (six decimals), then by doc id
 descending (the one ranking, see :mod:`negplugins.measures.ranking`), so the same inputs always give
@@ -50,10 +57,18 @@ from ..io.files import written_together
 from ..io.outputs import check_run_output
 from ..io.sidecars import file_sha256, write_metadata
 from ..io.trec import ranked, read_run, write_run
-from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
+from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int, progress_bar
 from . import ray_engine
 from .bm25 import pyserini_topic_order
-from .encoders import ModelRef, SentenceEncoder, load_error, model_load_errors, quiet_transformers, resolve_model
+from .encoders import (
+    ModelRef,
+    SentenceEncoder,
+    encode_texts,
+    load_error,
+    model_load_errors,
+    quiet_transformers,
+    resolve_model,
+)
 from .late_interaction import ColbertScorer, is_colbert_folder
 from .lucene_index import dataset_language
 
@@ -94,17 +109,20 @@ class _PairScorer:
             return int(self.max_length)
         return int(min(getattr(tokenizer, "model_max_length", None) or 512, 512))
 
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
+    def score(self, pairs: list[tuple[str, str]], progress: bool | None = False) -> list[float]:
+        """The score of each pair; ``progress`` shows a bar over the pairs (:func:`~negplugins.options.progress_bar`)."""
         import torch
 
         order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
         scores = [0.0] * len(pairs)
-        with torch.inference_mode():
+        with torch.inference_mode(), progress_bar(len(pairs), f"scoring with {self.ref.name}", progress,
+                                                  "pairs") as bar:
             for start in range(0, len(order), self.batch_size):
                 batch = order[start:start + self.batch_size]
                 values = self._score_batch([pairs[i] for i in batch])
                 for i, value in zip(batch, values):
                     scores[i] = float(value)
+                bar.update(len(batch))
         return scores
 
 
@@ -175,15 +193,21 @@ class BiEncoderScorer:
     def __init__(self, ref, batch_size, max_length=None, encoder: SentenceEncoder | None = None):
         self.encoder = encoder if encoder is not None else SentenceEncoder(ref)
         self.model = self.encoder.model
+        self.ref = self.encoder.ref
         if max_length:
             self.encoder.model.max_seq_length = max_length
+            self.encoder.max_length = int(max_length)  # its settings, compared with a dense index's
         self.batch_size = batch_size
 
-    def score(self, pairs):
+    def score(self, pairs, progress: bool | None = False, known: dict | None = None):
+        """Cosine of each pair's vectors; ``known`` maps document texts to vectors already computed (read from a
+        dense index), which are not encoded again. ``progress`` shows a bar over the texts encoded."""
         queries = sorted({q for q, _ in pairs})
-        docs = sorted({d for _, d in pairs})
-        q_vectors = dict(zip(queries, self.encoder.encode(queries, batch_size=self.batch_size)))
-        d_vectors = dict(zip(docs, self.encoder.encode(docs, batch_size=self.batch_size)))
+        known = known or {}
+        docs = sorted({d for _, d in pairs if d not in known})
+        with progress_bar(len(queries) + len(docs), f"encoding with {self.ref.name}", progress, "texts") as bar:
+            q_vectors = dict(zip(queries, encode_texts(self.encoder, queries, self.batch_size, bar)))
+            d_vectors = {**known, **dict(zip(docs, encode_texts(self.encoder, docs, self.batch_size, bar)))}
         return [float(np.dot(q_vectors[q], d_vectors[d])) for q, d in pairs]
 
 
@@ -206,6 +230,29 @@ def make_scorer(ref: ModelRef, kind: str, batch_size: int = RERANK_DEFAULTS["bat
     return scorer(ref, batch_size, max_length)
 
 
+def _stored_passages(dataset_id, scorer, index, wanted, doc_texts, notes) -> tuple[dict, dict | None]:
+    """``(document text -> stored vector, the sidecar's index record)`` from a dense index the bi-encoder can reuse.
+
+    ``index`` given and not reusable: a UserError with the reason. No index given: the model's default index
+    where it matches (a note says why one that is there does not), else nothing.
+    """
+    from .dense import reusable_passage_index, stored_passage_vectors
+
+    path, why = reusable_passage_index(dataset_id, scorer.ref, scorer.encoder.settings, index)
+    if path is None:
+        if index is not None:
+            raise UserError(f"--index {why or f'{index}: no dense index there'}; leave out --index to encode the "
+                            f"documents")
+        if why:
+            notes.append(f"documents encoded again, the dense index was not reused: {why}")
+        return {}, None
+    vectors = stored_passage_vectors(path, wanted)
+    known = {doc_texts[doc_id]: vectors[doc_id] for doc_id in wanted if doc_id in vectors}
+    read = sum(1 for doc_id in wanted if doc_id in vectors)
+    return known, {"path": str(path), "passage_vectors": "read from this dense index", "documents_read": read,
+                   "documents_encoded": len(wanted) - read}
+
+
 def _candidates_from_scoreddocs(dataset, dataset_id):
     if not dataset.has_scoreddocs():
         raise UserError(f"{dataset_id}: the dataset has no scoreddocs (candidate lists); give a first-stage --run")
@@ -221,7 +268,8 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
            run: str | os.PathLike | None = None, candidates: bool = False, reranker: str | None = None,
            top_k: int = RERANK_DEFAULTS["top_k"], batch_size: int = RERANK_DEFAULTS["batch_size"],
            max_length: int | None = None, run_tag: str | None = None, command: str | None = None,
-           force: bool = False, loaded: tuple | None = None, engine="single") -> dict:
+           force: bool = False, loaded: tuple | None = None, engine="single", index: str | os.PathLike | None = None,
+           progress: bool | None = None) -> dict:
     """Rerank the top ``top_k`` documents per query of a first-stage run and write a TREC run.
 
     See the module documentation for the rerankers, what happens below the top k (dropped) and the tie
@@ -264,6 +312,14 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     engine : {"single", "ray"} or RayEngine
         Score in this process, or on Ray workers (:mod:`negplugins.runners.ray_engine`), which are given the
         very batches this process would score, so the run is the same; recorded in the sidecar's parameters.
+    index : path, optional
+        Bi-encoder only: a dense index of the same model and encoding settings (``Flat``) whose stored passage
+        vectors are used instead of encoding the documents again; refused with the reason when it does not
+        match. Default: the model's default index folder (:func:`negplugins.runners.dense.default_dense_index_path`)
+        where there is a matching one. Single engine only (Ray workers encode every document).
+    progress : bool, optional
+        A progress bar over the model's work on standard error (:func:`negplugins.options.progress_bar`): True
+        always, False never, None only when standard error is a terminal.
 
     Raises
     ------
@@ -283,6 +339,11 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     if on_ray is not None and loaded is not None:
         raise UserError("engine='ray' loads the model on the Ray workers; give an already loaded scorer (loaded=) "
                         "or engine='ray', not both")
+    if index is not None and on_ray is not None:
+        raise UserError("--index: the Ray workers encode every document; reuse a dense index with --engine single")
+    if index is not None and reranker not in (None, "bi-encoder"):
+        raise UserError(f"--index: a dense index's passage vectors are reused by the bi-encoder reranker only, not "
+                        f"by --reranker {reranker}")
     check_run_output(output, inputs=[run], force=force)
     dataset = datasets.load(dataset_id)
     if candidates:
@@ -318,12 +379,25 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=True) for doc_id in wanted}
 
     pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]
+    reused = None
     if on_ray is None:
         if loaded is not None:
             scorer, kind, ref = loaded
         else:
             scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
-        scores = iter(scorer.score(pairs))
+        if index is not None and kind != "bi-encoder":
+            raise UserError(f"--index: a dense index's passage vectors are reused by the bi-encoder reranker only, "
+                            f"not by a {kind} model")
+        if isinstance(scorer, BiEncoderScorer):
+            known, reused = _stored_passages(dataset_id, scorer, index, wanted, doc_texts, notes)
+            scores = iter(scorer.score(pairs, progress=progress, known=known))
+        elif isinstance(scorer, (_PairScorer, ColbertScorer)):
+            scores = iter(scorer.score(pairs, progress=progress))
+        else:  # a scorer of the caller's (loaded=): score(pairs) is all it is known to take
+            if index is not None:
+                raise UserError("--index: the given scorer is not the suite's bi-encoder; its vectors cannot be "
+                                "replaced by a dense index's")
+            scores = iter(scorer.score(pairs))
     else:  # the model is loaded by the workers only
         ref = resolve_model(model)
         kind = reranker or detect_reranker(ref)
@@ -351,7 +425,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
             parameters.update(scorer.parameters())
         write_metadata(output, dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
                        tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
-                       language=dataset_language(dataset), command=command)
+                       language=dataset_language(dataset), command=command, index=reused)
     return {"dataset": dataset_id, "model": ref.id, "reranker": kind, "top_k": top_k, "queries": len(order),
             "pairs": len(pairs), "lines": lines, "run_tag": tag, "first_stage": first_stage["run"],
             "outside_subset": len(outside), "notes": notes}

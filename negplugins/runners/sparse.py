@@ -150,8 +150,9 @@ class SparseEncoder:
         length = int(max_length) if max_length else default
         return min(length, self.limit) if self.limit else length
 
-    def weights(self, texts: list[str], max_length: int, batch_size: int):
-        """Unquantized weights, ``float32`` arrays of shape ``(vocabulary,)``, one per text, in order.
+    def weights(self, texts: list[str], max_length: int, batch_size: int, bar=None):
+        """Unquantized weights, ``float32`` arrays of shape ``(vocabulary,)``, one per text, in order (``bar``, a
+        progress bar, advanced by each batch's texts).
 
         The texts run through :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline` as one group: sorted by
         token count, in batches of at most ``batch_size x max_length`` padded tokens."""
@@ -162,7 +163,7 @@ class SparseEncoder:
                                     self.device), token_budget=max(1, batch_size) * max_length,
                                     row_shape=(self.vocab_size,), pad_id=self.tokenizer.pad_token_id,
                                     left=self.tokenizer.padding_side == "left")
-        return list(next(pipeline.run([texts])))
+        return list(next(pipeline.run([texts], None if bar is None else bar.update)))
 
     def _pooled(self, input_ids, attention_mask):
         """``log(1 + relu(max over the real tokens of the MLM logits))``, one row per text."""
@@ -177,10 +178,10 @@ class SparseEncoder:
         return torch.log(1 + torch.relu(top))
 
     def encode(self, texts: list[str], max_length: int, batch_size: int,
-               quantization: float = QUANTIZATION) -> list[dict[str, int]]:
+               quantization: float = QUANTIZATION, bar=None) -> list[dict[str, int]]:
         """``{term: integer weight}`` per text (weights > 0 only, terms in vocabulary id order)."""
         vectors = []
-        for row in self.weights(texts, max_length, batch_size):
+        for row in self.weights(texts, max_length, batch_size, bar):
             quantized = quantize(row, quantization)
             ids = np.flatnonzero((quantized > 0) & self.allowed)
             vectors.append({self.terms[j]: int(quantized[j]) for j in ids})
@@ -337,23 +338,22 @@ def splade_index(dataset_id: str, model: str | os.PathLike | None = None, index:
 
 def _write_collection(dataset, encoder, folder: Path, max_length, batch_size, quantization, progress, desc):
     """Encode the documents chunk by chunk into ``folder/docs-NNNNN.jsonl``; ``(documents, without terms)``."""
-    from tqdm.auto import tqdm
+    from ..options import progress_bar
 
     count = empty = part = 0
     chunk: list[tuple[str, str]] = []
 
     def flush():
         nonlocal empty, part
-        vectors = encoder.encode([text for _, text in chunk], max_length, batch_size, quantization)
+        vectors = encoder.encode([text for _, text in chunk], max_length, batch_size, quantization, bar)
         with open(folder / f"docs-{part:05d}.jsonl", "w", encoding="utf-8", newline="") as f:
             for (doc_id, _), vector in zip(chunk, vectors):
                 empty += not vector
                 f.write(json.dumps({"id": doc_id, "contents": "", "vector": vector}, ensure_ascii=False) + "\n")
         part += 1
-        bar.update(len(chunk))
         chunk.clear()
 
-    with tqdm(desc=desc, unit="doc", disable=not progress, mininterval=1.0) as bar:
+    with progress_bar(None, desc, progress) as bar:
         for doc in datasets.iter_docs_for_indexing(dataset):
             chunk.append(doc)
             count += 1
@@ -515,7 +515,10 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
     encoder = SparseEncoder(ref, device=device)
     # the queries first: a conflicting --encoded-queries file fails before the documents are encoded
     q_length = encoder.length(query_max_length, SPLADE_DEFAULTS["query_max_length"])
-    vectors = encoder.encode([texts[q] for q in order], q_length, batch_size, quantization)
+    from ..options import progress_bar
+
+    with progress_bar(len(order), f"encoding the queries of {dataset_id}", progress, "queries") as bar:
+        vectors = encoder.encode([texts[q] for q in order], q_length, batch_size, quantization, bar)
     if encoded_queries is not None:
         write_file_output(encoded_queries, encoded_topics(order, vectors), force=force)
     if index_path is None:

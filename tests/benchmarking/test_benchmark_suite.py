@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from negplugins.benchmarking import run_benchmark, select_benchmarks
-from negplugins.benchmarking.report import notable_systems, report_html, report_markdown
+from negplugins.benchmarking.report import notable_systems, report_html, report_markdown, standing
 from negplugins.errors import UserError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -128,8 +128,10 @@ def test_summary_describes_the_model(bench, minilm):
     created = [json.loads((bench["out"] / e["sidecar"]).read_text())["created"]
                for e in summary["benchmarks"] if e["status"] == "done"]
     assert summary["date"] == max(created)
-    assert set(summary["files"]) == {"report.md", "report.html", "figure.svg",
-                                     *(f"{e['results']}" for e in summary["benchmarks"] if e["status"] == "done")}
+    done = [e for e in summary["benchmarks"] if e["status"] == "done"]
+    assert set(summary["files"]) == {"report.md", "report.html", "figure.svg", *(e["results"] for e in done),
+                                     *(b["results"] for e in done for b in e["baselines"] if b["results"]),
+                                     *(p.relative_to(bench["out"]).as_posix() for p in bench["first"].mteb)}
 
 
 def test_excluir_dense_run_matches_plain_sentence_transformers(bench, minilm):
@@ -175,6 +177,53 @@ def test_nevir_pairs_scored_as_a_bi_encoder(bench, minilm):
     assert dict(run[f"{rows[0]['id']}_q1"])[f"{rows[0]['id']}_doc1"] == pytest.approx(float(q1 @ d1), abs=1e-5)
 
 
+def test_confidence_intervals_are_t_intervals_of_the_per_query_values(bench):
+    """Every computed mean's interval, recomputed here with scipy's t interval from the per-query values on disk."""
+    from scipy import stats
+
+    for entry in bench["first"].summary["benchmarks"]:
+        if entry["status"] != "done":
+            continue
+        for source in [entry, *(b for b in entry["baselines"] if b["results"])]:
+            results = json.loads((bench["out"] / source["results"]).read_text())
+            per_query = results["evaluation"]["per_query"]
+            assert source["ci95"] == results["ci95"]
+            for measure, interval in source["ci95"]["overall"].items():
+                if measure == "PairedAcc":  # one value per pair, counted once (tests/evaluation/test_significance.py)
+                    continue
+                values = [v for v in per_query[measure].values() if v is not None]
+                if len(values) < 2 or np.std(values) == 0:
+                    continue
+                low, high = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
+                assert interval == pytest.approx([low, high], abs=1e-12), (entry["dataset"], measure)
+                assert source["overall"][measure] == pytest.approx((low + high) / 2, abs=1e-12)
+
+
+def test_baselines_are_computed_beside_the_model(bench):
+    """Pyserini BM25 on every full-corpus benchmark, none on NevIR's pairs; the model's difference from each."""
+    entries = {e["dataset"]: e for e in bench["first"].summary["benchmarks"] if e["status"] == "done"}
+    assert entries["nevir/test"]["baselines"] == []
+    # BoolQuestions' fixture passages share no word with its questions: BM25 ranks nothing, said so, not scored
+    for dataset in ("boolquestions/msmarco", "boolquestions/nq"):
+        [baseline] = entries[dataset]["baselines"]
+        assert baseline["results"] is None and baseline["overall"] == {} and "holds no line" in baseline["reason"]
+    assert standing(entries["boolquestions/nq"])["computed"] == []
+    for dataset in ("excluir/test", "dureader-retrieval/dev", "negplugins-demo"):
+        [baseline] = entries[dataset]["baselines"]
+        assert baseline["name"] == "bm25" and baseline["parameters"] == {"k1": 0.9, "b": 0.4}
+        sidecar = json.loads((bench["out"] / baseline["sidecar"]).read_text())
+        assert sidecar["runner"] == "bm25" and sidecar["parameters"]["hits"] == entries[dataset]["depth"]
+        primary = entries[dataset]["primary"]
+        model = json.loads((bench["out"] / entries[dataset]["results"]).read_text())["evaluation"]["per_query"][primary]
+        theirs = json.loads((bench["out"] / baseline["results"]).read_text())["evaluation"]["per_query"][primary]
+        common = sorted(set(model) & set(theirs))
+        difference = np.mean([model[q] - theirs[q] for q in common])
+        assert baseline["vs_model"]["n"] == len(common)
+        assert baseline["vs_model"]["mean_diff"] == pytest.approx(difference, abs=1e-12)
+    markdown = (bench["out"] / "report.md").read_text()
+    assert "| | | <code>bm25</code> BM25 (Pyserini defaults: Lucene, k1 0.9, b 0.4): computed here" in markdown
+
+
 def test_subsets_and_negation_split_reach_the_summary(bench):
     entries = {e["dataset"]: e for e in bench["first"].summary["benchmarks"]}
     bq = entries["boolquestions/msmarco"]
@@ -193,6 +242,37 @@ def test_a_rerun_reuses_every_step_and_writes_the_same_bytes(bench):
     after = {p.relative_to(bench["out"]).as_posix(): p.read_bytes()
              for p in sorted(bench["out"].rglob("*")) if p.is_file()}
     assert after == bench["snapshot"]
+
+
+def test_mteb_reads_every_result_file_and_its_main_score_is_the_suite_s(bench):
+    """One MTEB result file per benchmark that ran (negplugins.mteb.results), read by MTEB's own loader."""
+    from mteb.results import TaskResult
+
+    result = bench["first"]
+    folder = bench["out"] / "mteb" / "results" / "sentence-transformers__all-MiniLM-L6-v2" / "no_revision_available"
+    assert sorted(p.name for p in result.mteb) == ["BoolQuestions.json", "DuReader-retrieval.json", "ExcluIR.json",
+                                                   "NegpluginsDemo.json", "NevIR.json", "model_meta.json"]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in result.mteb)
+    loaded = {r.task_name: r for r in (TaskResult.from_disk(p) for p in result.mteb if p.name != "model_meta.json")}
+    entries = {e["dataset"]: e for e in result.summary["benchmarks"] if e["status"] == "done"}
+
+    def main(task, split, subset="default"):
+        [entry] = [e for e in loaded[task].scores[split] if e["hf_subset"] == subset]
+        return entry["main_score"]
+
+    assert main("ExcluIR", "test") == entries["excluir/test"]["overall"]["R@1"]
+    assert main("DuReader-retrieval", "dev") == entries["dureader-retrieval/dev"]["overall"]["RR@10"]
+    assert main("BoolQuestions", "test", "msmarco") == entries["boolquestions/msmarco"]["overall"]["PosRR@10"]
+    assert main("BoolQuestions", "test", "nq") == entries["boolquestions/nq"]["overall"]["PosRR@10"]
+    assert main("NegpluginsDemo", "test") == entries["negplugins-demo"]["overall"]["nDCG@10"]
+    # NevIR as MTEB's own task: its name, split and paired_accuracy, at the revision the suite read
+    nevir = loaded["NevIR"]
+    [entry] = nevir.scores["test"]
+    assert entry["paired_accuracy"] == entry["main_score"] == entries["nevir/test"]["overall"]["PairedAcc"]
+    assert nevir.dataset_revision == "6263585072ce3b435ed09658613553fbf4e74184"
+    excluir = loaded["ExcluIR"].scores["test"][0]
+    assert excluir["right_rank_at_10"] == entries["excluir/test"]["overall"]["RightRank@10"]
+    assert bench["second"].mteb == result.mteb  # written once, reused (the byte comparison of the re-run test)
 
 
 def test_report_files(bench):
@@ -274,7 +354,7 @@ def test_results_scored_before_the_tie_handling_was_recorded_are_scored_again(be
     result = run_benchmark(None, benchmarks="negplugins-demo", output=out, progress=False)
     (outcome,) = result.done
     assert [(step, how) for step, how, _ in outcome.steps if step != "data"] == [
-        ("dense retrieval", "reused"), ("evaluation", "ran")]
+        ("dense retrieval", "reused"), ("evaluation", "ran"), ("bm25", "reused"), ("bm25 evaluation", "reused")]
     assert json.loads(results.read_text())["evaluation"]["ties"] == "stock"
     assert results.read_bytes() == bench["snapshot"]["negplugins-demo/results.json"]
 
@@ -339,6 +419,8 @@ def test_contribute_copies_runs_for_the_leaderboards_and_keeps_committed_ones(be
 def test_unknown_benchmark_and_reranker():
     with pytest.raises(UserError, match=r"--benchmarks: unknown benchmark 'nope'; choose from comlq, excluir"):
         select_benchmarks("comlq,nope")
+    with pytest.raises(UserError, match=r"unknown benchmark 'ComLQ'; did you mean comlq\? choose from comlq, "):
+        select_benchmarks("ComLQ")
     with pytest.raises(UserError, match=r"--reranker 'colbert': choose one of cross-encoder, monot5, bi-encoder"):
         run_benchmark(None, reranker="colbert")
 
@@ -392,6 +474,7 @@ def test_bm25_then_a_cross_encoder(tiny_cross_encoder, mirror, tmp_path, monkeyp
 
     assert meta["first_stage"]["sha256"] == file_sha256(demo.first_stage)
     assert result.summary["model"]["used_as"] == "cross-encoder reranker"
+    assert result.mteb == [] and not (tmp_path / "out" / "mteb").exists()  # BM25 + a reranker: no model's result
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_cross_encoder))
     model = AutoModelForSequenceClassification.from_pretrained(str(tiny_cross_encoder)).eval()
     assert result.summary["model"]["parameters"] == sum(p.numel() for p in model.parameters())
@@ -403,7 +486,11 @@ def test_bm25_then_a_cross_encoder(tiny_cross_encoder, mirror, tmp_path, monkeyp
     assert result.output == tmp_path / "out"
     again = run_benchmark(tiny_cross_encoder, reranker="cross-encoder", benchmarks="nevir,negplugins-demo",
                           output=tmp_path / "out", indexes=tmp_path / "idx", progress=False)
-    assert [how for o in again.done for step, how, _ in o.steps if step != "data"] == ["reused"] * 5
+    # NevIR: pairs, evaluation; the demo: BM25 first stage, rerank, evaluation, then BM25 as the baseline (the same
+    # run) and its evaluation
+    assert [how for o in again.done for step, how, _ in o.steps if step != "data"] == ["reused"] * 7
+    [baseline] = again.done[1].baselines
+    assert baseline["name"] == "bm25" and baseline["run"] == demo.first_stage  # the first stage is the baseline
 
 
 # -- ComLQ, the real release -------------------------------------------------------------------------
@@ -430,17 +517,35 @@ def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirro
     result = run_benchmark("all-MiniLM-L6-v2", benchmarks="comlq", output=out, indexes=tmp_path / "idx",
                            progress=False)
     [outcome] = result.done
-    assert [(step, how) for step, how, _ in outcome.steps] == [("data", "ran"), ("dense retrieval", "reused"),
-                                                               ("evaluation", "ran")]
+    assert [(step, how) for step, how, _ in outcome.steps] == [
+        ("data", "ran"), ("dense retrieval", "reused"), ("evaluation", "ran"), ("bm25", "ran"),
+        ("bm25 evaluation", "ran"), ("bm25s-comlq-authors", "ran"), ("bm25s-comlq-authors evaluation", "ran")]
     evaluation = outcome.evaluation
     assert evaluation["queries"] == 2909 and round(evaluation["overall"]["nDCG@10"], 4) == 0.5855
     assert list(evaluation["subsets"])[:3] == ["1p", "2p", "3p"] and len(evaluation["subsets"]) == 14
     assert any(note.startswith("LSNC@100 left out") for note in evaluation["notes"])
-    assert not (tmp_path / "idx").exists()  # nothing was encoded
+    assert not (tmp_path / "idx" / "faiss").exists()  # nothing was encoded (the Lucene index is BM25's)
+    # the issue's case: the suite's own BM25 (0.6557) and the authors' pipeline (0.6907), computed on the same data
+    # (the README's numbers), beside the model; "better than" counts only them; the paper's 0.505 is marked
+    baselines = {b["name"]: b for b in outcome.baselines}
+    assert round(baselines["bm25"]["overall"]["nDCG@10"], 4) == 0.6557
+    assert round(baselines["bm25s-comlq-authors"]["overall"]["nDCG@10"], 4) == 0.6907
+    assert baselines["bm25s-comlq-authors"]["reproduces"] == "BM25" and baselines["bm25s-comlq-authors"]["authors_pipeline"]
+    assert baselines["bm25"]["vs_model"]["n"] == 2909 and baselines["bm25"]["vs_model"]["p_randomization_holm"] < 0.05
+    from mteb.results import TaskResult
+
+    [comlq_result, _] = result.mteb
+    comlq = TaskResult.from_disk(comlq_result)
+    assert (comlq.task_name, comlq.dataset_revision) == ("ComLQ", "93d321997cad1306d64f2587a3ffba832dda87a7")
+    assert comlq.get_score() == evaluation["overall"]["nDCG@10"]
     markdown = (out / "report.md").read_text()
-    assert "| **ComLQ** | <code>comlq</code> | **all-MiniLM-L6-v2** (top 100) | nDCG@10 | **0.5855** |" in markdown
-    assert "*BM25*: reported in the paper, BM25 in the paper" in markdown
+    assert "| **ComLQ** | <code>comlq</code> | **all-MiniLM-L6-v2** (top 100) | nDCG@10 | **0.5855 ± 0." in markdown
+    assert "| *BM25*: reported in the paper, BM25 in the paper" in markdown and "| *0.505 (not reproduced here)* |" in markdown
+    assert "better than 0 of 2 computed here" in markdown and "8 systems reported, 0.456 to 0.557 (context" in markdown
+    assert "better than 8 of 8" not in markdown
     assert "## ComLQ (<code>comlq</code>) per structure" in markdown
+    html = (out / "report.html").read_text()
+    assert "0.505 <span class=\"unreproduced\">not reproduced here</span>" in html
 
 
 def test_state_dict_fingerprint_follows_its_documentation():

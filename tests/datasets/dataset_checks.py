@@ -46,3 +46,19 @@ def fresh_home(monkeypatch, tmp_path_factory):
     home = tmp_path_factory.mktemp("ir_datasets_home")
     monkeypatch.setenv("IR_DATASETS_HOME", str(home))
     return home
+
+
+def pin_derived_copy(monkeypatch, streamer, path: Path) -> None:
+    """Make ``streamer`` (a :class:`~ir_datasets_ext.derived.ReleaseOrDerived`) accept the fixture copy at ``path``.
+
+    The suite pins the real copy's size and SHA-256; a fixture written in its format has others, so the pins are
+    replaced for the test (the record every output shows changes with them).
+    """
+    import dataclasses
+    import hashlib
+
+    data = path.read_bytes()
+    sha256 = hashlib.sha256(data).hexdigest()
+    monkeypatch.setattr(streamer, "derived", dataclasses.replace(streamer.derived, sha256=sha256, size=len(data)))
+    monkeypatch.setattr(streamer.copy, "sha256", sha256)
+    monkeypatch.setattr(streamer.copy, "size", len(data))

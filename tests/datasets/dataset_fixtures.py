@@ -66,6 +66,38 @@ def write_nevir(mirror: Path) -> Path:
     return mirror / "nevir"
 
 
+def _with_study_fields(row: dict, n: int) -> dict:
+    """A NevIR row as the derived copy holds it: the release's fields and an LLM study's after them."""
+    return {**row, "WorkerId": n, "token_count": 10 + n, "negation_types_q1": [], "is_negated_q1": True,
+            "rewritten_query_q1": f"REWRITTEN {row['q1']}", "exclusion_criteria_q1": ["no love"], "status": "success",
+            "rewritten_query_q2": f"REWRITTEN {row['q2']}", "explanation_q2": "kept the negation"}
+
+
+#: The derived copy of the test split (nevir/derived/NevIR_test_final.json): one JSON array, pairs in another order.
+NEVIR_DERIVED_ROWS = [_with_study_fields(row, n) for n, row in enumerate(reversed(NEVIR_ROWS["test.jsonl"]))]
+
+
+def write_nevir_derived(mirror: Path, rows=None) -> Path:
+    """Write the derived copy (a JSON array, indented as the real one) without the release's test.jsonl."""
+    path = mirror / "nevir" / "derived" / "NevIR_test_final.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(NEVIR_DERIVED_ROWS if rows is None else rows, indent=2), encoding="utf-8")
+    return path
+
+
+#: The derived copy of ExcluIR's test queries (excluir/derived/ExcluIR_test_manual_final.json): no corpus beside it.
+EXCLUIR_DERIVED_QUERIES = [{**q, "token_count": 20 + n, "rewritten_query": f"REWRITTEN {q['question0']}",
+                            "exclusion_criteria": ["x"], "is_negated": True, "status": "success"}
+                           for n, q in enumerate(EXCLUIR_QUERIES)]
+
+
+def write_excluir_derived(mirror: Path) -> Path:
+    path = mirror / "excluir" / "derived" / "ExcluIR_test_manual_final.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(EXCLUIR_DERIVED_QUERIES, indent=2), encoding="utf-8")
+    return path
+
+
 # -- BoolQuestions ----------------------------------------------------------------------------------
 
 def _ctx(*ids):

@@ -32,7 +32,7 @@ def test_docstore_and_mirror_path(mirror):
     store = ir_datasets.load("excluir/test").docs_store()
     assert store.get("4").text == "Rome is the capital of Italy."
     assert excluir._CORPUS.mirror_path() == mirror / "excluir" / "corpus.json"
-    assert excluir._TEST.mirror_path() == mirror / "excluir" / "test_manual_final.json"
+    assert excluir._TEST.release.mirror_path() == mirror / "excluir" / "test_manual_final.json"
     assert ir_datasets.load("excluir").docs_count() == 6
 
 

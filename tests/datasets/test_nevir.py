@@ -43,7 +43,7 @@ def test_labels_scoreddocs_and_docstore(mirror):
 
 def test_mirror_paths_and_pinned_urls(mirror):
     assert nevir._FILES["dev"].mirror_path() == mirror / "nevir" / "validation.jsonl"
-    assert nevir._FILES["test"].url == ("https://huggingface.co/datasets/orionweller/NevIR/resolve/"
+    assert nevir._FILES["test"].release.url == ("https://huggingface.co/datasets/orionweller/NevIR/resolve/"
                                         "6263585072ce3b435ed09658613553fbf4e74184/test.jsonl")
 
 
@@ -81,7 +81,7 @@ def test_wrong_type(mirror):
 
 def test_trust_on_first_use(mirror):
     fx.write_nevir(mirror)
-    assert_trust_on_first_use(mirror / "nevir" / "test.jsonl", nevir._FILES["test"].cache_path,
+    assert_trust_on_first_use(mirror / "nevir" / "test.jsonl", nevir._FILES["test"].release.cache_path,
                               lambda: list(ir_datasets.load("nevir/test").queries_iter()))
 
 

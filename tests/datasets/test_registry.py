@@ -49,6 +49,46 @@ def test_registered_with_documentation_and_nothing_fetched(dataset_id, isolated_
     assert list(isolated_ir_datasets_home.iterdir()) == []
 
 
+@pytest.mark.parametrize("family", ["nevir", "boolquestions"])
+def test_every_family_has_a_bare_root(family, isolated_ir_datasets_home):
+    """As ir_datasets' ``beir``: a family of several corpora is an entry with documentation only, listing its ids."""
+    from negplugins import datasets
+    from negplugins.errors import UserError
+
+    assert {spec.name for spec in ir_datasets_ext.benchmarks()} <= set(ir_datasets.registry)
+    root = ir_datasets.load(family)
+    assert not (root.has_docs() or root.has_queries() or root.has_qrels())
+    assert root.documentation()["pretty_name"] and f"{family}/" in root.documentation()["desc"]
+    with pytest.raises(UserError, match=rf"^{family}: the dataset has no queries; use {family}/"):
+        datasets.query_texts(root)
+    with pytest.raises(UserError, match=rf"^{family}: the dataset has no documents; use {family}/"):
+        datasets.docs_root_id(family)
+    assert list(isolated_ir_datasets_home.iterdir()) == []
+
+
+def test_stock_ir_datasets_loads_the_roots():
+    """Through the import hook alone (no import of the suite), as a user of ir_datasets would."""
+    import subprocess
+    import sys
+
+    code = "import ir_datasets; print([ir_datasets.load(n).documentation()['pretty_name'] for n in ('nevir', 'boolquestions')])"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout == "['NevIR (Negation in Neural IR)', 'BoolQuestions']\n"
+
+
+def test_unknown_ids_are_suggested_without_regard_to_case():
+    from negplugins import datasets
+    from negplugins.errors import UnknownDatasetError
+
+    with pytest.raises(UnknownDatasetError, match=r"unknown dataset 'ComLQ'; did you mean comlq\?$"):
+        datasets.load("ComLQ")
+    with pytest.raises(UnknownDatasetError, match=r"did you mean nevir/test\b"):
+        datasets.load("NevIR/Test")
+    with pytest.raises(UnknownDatasetError, match=r"did you mean excluir/test\b"):
+        datasets.load("ExcluIR/tset")
+
+
 @pytest.mark.parametrize("dataset_id", QUERY_IDS)
 def test_queries_have_default_text(dataset_id, mirror, monkeypatch):
     from ir_datasets_ext.datasets import dureader_retrieval

@@ -117,3 +117,56 @@ def test_one_significance_level():
     marked = {"vs_baseline": {"m": {"p_randomization_holm": 0.0499}}}
     unmarked = {"vs_baseline": {"m": {"p_randomization_holm": 0.05}}}
     assert render._marker(marked, "m") and not render._marker(unmarked, "m")
+
+
+def test_evaluation_intervals_are_t_intervals_and_count_a_nevir_pair_once(tmp_path):
+    """Every mean's interval is Student's t over its per-query values (scipy, here); PairedAcc's values, one per
+    pair given to both its queries, count each pair once (pairs found here as queries judging the same documents)."""
+    import zlib
+
+    import numpy as np
+    from scipy import stats
+
+    from negplugins import datasets
+    from negplugins.evaluation.scoring import evaluate
+    from negplugins.evaluation.significance import evaluation_intervals
+
+    dataset = datasets.load("negplugins-demo")
+    qrels = datasets.qrels_dict(dataset)
+    run = tmp_path / "run.trec"
+    docs = sorted({d for judged in qrels.values() for d in judged})
+    judged_sets = sorted({tuple(sorted(judged)) for judged in qrels.values()})
+    with open(run, "w") as f:  # every judged document for every query, in an order varying by query and document;
+        for q in sorted(qrels):  # every other set of judged documents (a pair's) ranked positives first
+            right = judged_sets.index(tuple(sorted(qrels[q]))) % 2 == 0
+
+            def key(d, q=q, right=right):
+                first = qrels[q].get(d, 0) > 0 if right else qrels[q].get(d, 0) < 0
+                return (not first, zlib.crc32(f"{q} {d}".encode()))
+
+            for rank, d in enumerate(sorted(docs, key=key), start=1):
+                f.write(f"{q} Q0 {d} {rank} {1000 - rank}.5 t\n")
+    ev = evaluate("negplugins-demo", run, measures=["nDCG@10", "PairedAcc"], per_query=True)
+    ci = evaluation_intervals(ev)
+
+    def t_interval(values):
+        return list(stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values)))
+
+    assert ci["overall"]["nDCG@10"] == pytest.approx(t_interval(list(ev.per_query["nDCG@10"].values())), abs=1e-12)
+    paired = ev.per_query["PairedAcc"]
+    pairs: dict = {}
+    for q in paired:
+        pairs.setdefault(frozenset(qrels[q]), []).append(q)
+    assert all(len(members) == 2 and len({paired[m] for m in members}) == 1 for members in pairs.values())
+    per_pair = [paired[members[0]] for members in pairs.values()]
+    assert len(per_pair) == len(paired) // 2 >= 2
+    assert np.std(per_pair) > 0  # pairs right and wrong: the interval has a width
+    if np.std(per_pair) > 0:
+        assert ci["overall"]["PairedAcc"] == pytest.approx(t_interval(per_pair), abs=1e-12)
+    else:
+        assert ci["overall"]["PairedAcc"] == [np.mean(per_pair)] * 2
+    for subset in ev.subsets:  # per subset too
+        ids = [q for q in ev.per_query["nDCG@10"] if ev.query_groups.get(q) == subset]
+        if len(ids) >= 2 and np.std([ev.per_query["nDCG@10"][q] for q in ids]) > 0:
+            expected = t_interval([ev.per_query["nDCG@10"][q] for q in ids])
+            assert ci["subsets"][subset]["nDCG@10"] == pytest.approx(expected, abs=1e-12)

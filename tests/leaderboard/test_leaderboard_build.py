@@ -97,7 +97,7 @@ def test_metadata_is_escaped(tmp_path, trec):
         text = (tmp_path / "out" / name).read_text()
         assert "<script>alert" not in text, name
         assert "&lt;script&gt;alert(" in text, name
-    assert "&#124;" in (tmp_path / "out" / "negplugins-demo.md").read_text()
+    assert "\\| \\*\\*bold\\*\\*" in (tmp_path / "out" / "negplugins-demo.md").read_text()  # markup escaped
 
 
 def test_unsafe_contributions_rejected(tmp_path, trec):
@@ -255,3 +255,21 @@ def test_values_that_show_the_same_are_both_marked_best():
     assert best_runs(record, "m") == set()
     record["runs"] = record["runs"][:1]
     assert best_runs(record, "m") == set()
+
+
+def test_missing_data_names_the_mirror_variable_once(tmp_path, trec, isolated_ir_datasets_home, monkeypatch):
+    """A dataset that cannot be had: one error whose fix (IR_DATASETS_EXT_MIRROR) is said once, not twice."""
+    from ir_datasets_ext.datasets import comlq
+    from ir_datasets_ext.download import DownloadError
+
+    def offline(*args, **kwargs):
+        raise DownloadError(f"{comlq._RELEASE.url}: download of comlq/dataset.zip failed (no network); on a machine "
+                            "without network set IR_DATASETS_EXT_MIRROR to a local mirror")
+
+    monkeypatch.setattr(type(comlq._RELEASE), "path", offline)
+    runs = tmp_path / "runs"
+    contribute(runs, trec, "one", {"0": ["10000"]}, dataset="comlq")
+    with pytest.raises(UserError) as error:
+        build(runs, tmp_path / "out")
+    assert str(error.value).count("IR_DATASETS_EXT_MIRROR") == 1 and "dataset comlq: its data is not available" in \
+        str(error.value)

@@ -38,7 +38,7 @@ def built(tmp_path, trec):
                    f"{LOCAL}/.venv/lib/python3.11/site-packages/some_model/model --output={LOCAL}/runs/{DEMO}/good.trec",
         "index": {"path": f"{LOCAL}/indexes/lucene/{DEMO}", "manifest": {}},
         "first_stage": {"run": f"runs/{DEMO}/bm25.trec", "sha256": "0" * 64},
-        "model": {"id": "m", "revision": None, "sha256": "a" * 64,
+        "model": {"id": f"{LOCAL}/models/m", "revision": None, "sha256": "a" * 64,
                   "path": f"{LOCAL}/.venv/lib/python3.11/site-packages/some_model/model"},
         "parameters": {"top_k": 100, "cache": "/tmp/cache/x"},
         "versions": {"negplugins": "0.0.9", "pyserini": "1.6.0", COMMIT_KEY: "f" * 40},
@@ -91,6 +91,7 @@ def test_no_local_path_is_published(built):
     assert good["command"] == (f"negplugins search rerank {DEMO} --run runs/{DEMO}/bm25.trec --model "
                                f"<site-packages>/some_model/model --output=runs/{DEMO}/good.trec")
     assert good["index"] == f"indexes/lucene/{DEMO}"
+    assert good["model"] == ".../m"  # a model given as a folder outside the project
     assert good["parameters"] == {"top_k": 100, "cache": ".../x"}
 
 

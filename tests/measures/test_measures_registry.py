@@ -123,3 +123,17 @@ def test_register_is_idempotent():
 def test_cutoff_must_be_positive():
     with pytest.raises(ValueError, match='cutoff >= 1'):
         ir_measures.calc_aggregate([RightRank@0], QRELS, RUN)
+
+
+def test_warnings_point_at_the_callers_line():
+    """A warning of the measures names the line that called ir_measures, not a line inside ir_measures."""
+    import warnings
+
+    qrels = {'a': {'x': 1, 'y': -1}, 'b': {'z': 1}}
+    for call in (lambda: ir_measures.calc_aggregate([LSNC], qrels, {'a': {'x': 1.0}}),
+                 lambda: list(ir_measures.iter_calc([LSNC], qrels, {'a': {'x': 1.0}})),
+                 lambda: ir_measures.evaluator([PairedAcc], {'q1': {'p': 1, 'n': -1}}).calc_aggregate({})):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            call()
+        assert caught and all(w.filename == __file__ for w in caught), [(w.filename, w.lineno) for w in caught]

@@ -60,6 +60,55 @@ def test_unknown_measure(tmp_path):
     assert_one_line_error(result, "RightRnk@10")
 
 
+def test_measures_written_as_ir_measures_takes_them(tmp_path):
+    """One string (ir_measures' habit), several arguments, commas, repeated -m, before or after the positionals:
+    the same evaluation; -m before the run never takes it."""
+    run = str(_run(tmp_path, GOOD))
+    forms = [
+        ("negplugins-demo", run, "-m", "nDCG@10 RR@10 PairedAcc"),
+        ("negplugins-demo", run, "--measures", "nDCG@10", "RR@10", "PairedAcc"),
+        ("-m", "nDCG@10", "RR@10", "PairedAcc", "negplugins-demo", run),
+        ("-m", "nDCG@10,RR@10", "-m", "PairedAcc", "negplugins-demo", run),
+        ("--measures", "nDCG@10, RR@10 , PairedAcc", "negplugins-demo", run),
+    ]
+    outputs = []
+    for form in forms:
+        result = negplugins("evaluate", *form, "--json")
+        assert result.returncode == 0, (form, result.stderr)
+        outputs.append(json.loads(result.stdout))
+    assert outputs[0]["measures"] == ["nDCG@10", "RR@10", "PairedAcc"]
+    assert all(output == outputs[0] for output in outputs[1:])
+
+
+def test_unparseable_measure_names_the_accepted_forms(tmp_path):
+    result = negplugins("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "-m", "nDCG@10;RR@10")
+    assert_one_line_error(result, "measure 'nDCG@10;RR@10': cannot parse it", "as one string ('nDCG@10 RR@10'",
+                          "as separate arguments", "separated by commas")
+
+
+def test_measures_option_leaves_positionals_alone():
+    from negplugins.cli import build_parser
+
+    parse = build_parser().parse_args
+    args = parse(["evaluate", "-m", "nDCG@10", "LSNC_100", "RR", "comlq", "run.trec", "other.trec"])
+    assert (args.dataset, args.run, args.measures) == ("comlq", ["run.trec", "other.trec"], ["nDCG@10", "LSNC_100", "RR"])
+    # a bad measure that starts like one is still the option's (and refused with its own message later)
+    args = parse(["evaluate", "--meas", "nDCG@10", "nDCG@0", "comlq", "run.trec"])
+    assert (args.dataset, args.measures) == ("comlq", ["nDCG@10", "nDCG@0"])
+    assert parse(["evaluate", "comlq", "run.trec"]).measures is None
+
+
+def test_split_measures_keeps_parameters_together():
+    from negplugins.measures.parsing import looks_like_measure, split_measures
+
+    assert split_measures("nDCG@10 LSNC@100") == split_measures("nDCG@10,LSNC@100") == ["nDCG@10", "LSNC@100"]
+    assert split_measures(" nDCG(judged_only=True, dcg='exp-log2')@10 ,RR ") == [
+        "nDCG(judged_only=True, dcg='exp-log2')@10", "RR"]
+    assert looks_like_measure("NegRecall(conflict=2)@10,LSNC_100") and looks_like_measure("R@abc")
+    assert not looks_like_measure("comlq") and not looks_like_measure("runs/comlq/bm25.trec.gz")
+    assert not looks_like_measure("nDCG@10,comlq") and not looks_like_measure("")
+
+
 def test_evaluate_json(tmp_path):
     result = negplugins("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "--measures", "RR@10", "--json")
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,5 @@
-"""Stock Pyserini's ``--topics`` takes the suite's dataset ids as topic names (``--topics comlq``)."""
+"""Stock Pyserini's ``--topics`` takes the suite's dataset ids as topic names (``--topics comlq``), and its
+``trec_eval`` as qrels names (``python -m pyserini.eval.trec_eval -m ndcg_cut.10 comlq run.trec``)."""
 
 import os
 import subprocess
@@ -105,14 +106,86 @@ def test_a_moved_get_topics_is_named_and_the_rest_is_wrapped(pyserini_search, mo
     base = pyserini_search._base
     for module in (base, pyserini_search, pyserini.query_iterator):  # put back what install() replaces
         monkeypatch.setattr(module, "get_topics", module.get_topics)
+    for module in (base, pyserini_search):
+        monkeypatch.setattr(module, "get_qrels_file", module.get_qrels_file)
     monkeypatch.setattr(upstream, "_checked", {})
     monkeypatch.delattr(base, "get_topics")
     monkeypatch.setattr(pyserini_search, "get_topics", pyserini_search.get_topics._negplugins_original)
     with pytest.warns(UpstreamChangedWarning, match=r"pyserini \S+: pyserini\.search\._base\.get_topics is not where "
                                                     r".*--topics does not know the suite's dataset ids"):
         wrapped = pyserini_topics.install()
-    assert "pyserini.search._base" not in wrapped and "pyserini.search" in wrapped
+    assert "pyserini.search._base.get_topics" not in wrapped and "pyserini.search.get_topics" in wrapped
+    assert "pyserini.search._base.get_qrels_file" in wrapped  # the other function is wrapped as before
     assert pyserini_search.get_topics(DEMO)["q01"]["title"].startswith("Which programming language")
     with warnings.catch_warnings():
         warnings.simplefilter("error", UpstreamChangedWarning)
         assert pyserini_topics.install() == wrapped  # checked once per process, wrapped once
+
+
+# -- qrels names: stock pyserini.eval.trec_eval -------------------------------------------------------------------
+
+def _stock_trec_eval(*args, **env):
+    result = subprocess.run([sys.executable, "-m", "pyserini.eval.trec_eval", "-c", *args], capture_output=True,
+                            text=True, env={**os.environ, **env}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    values = {}
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[1] == "all":
+            values[fields[0]] = fields[2]
+    return values, result.stderr
+
+
+def test_stock_trec_eval_takes_a_dataset_id_as_qrels(demo_index, tmp_path, isolated_ir_datasets_home):
+    from negplugins.evaluation.scoring import evaluate
+
+    run = tmp_path / "bm25.trec"
+    assert main(["search", "bm25", DEMO, "--index", str(demo_index), "--output", str(run)]) == 0
+    stock, stderr = _stock_trec_eval("-m", "ndcg_cut.10", "-m", "recall.100", DEMO, str(run))
+    ours = evaluate(DEMO, run, measures=["nDCG@10", "R@100"]).overall
+    assert stock == {"ndcg_cut_10": f"{ours['nDCG@10']:.4f}", "recall_100": f"{ours['R@100']:.4f}"}
+    assert "INFO" not in stderr  # nothing of the suite's on the stock tool's stderr
+    # the qrels file sits in the ir_datasets cache, with the dataset's judgements as they are (-1 included)
+    qrels = isolated_ir_datasets_home / DEMO / "trec-qrels" / f"{DEMO}.qrels"
+    from negplugins import datasets
+
+    judged = datasets.qrels_dict(datasets.load(DEMO))
+    lines = qrels.read_text().splitlines()
+    assert len(lines) == sum(len(docs) for docs in judged.values()) and any(line.endswith(" -1") for line in lines)
+    assert all(judged[q][d] == int(r) and zero == "0" for q, zero, d, r in map(str.split, lines))
+
+
+def test_qrels_file_is_rewritten_only_when_the_judgements_change(pyserini_search, isolated_ir_datasets_home):
+    first = Path(pyserini_search.get_qrels_file(DEMO))
+    before = first.stat()
+    again = Path(pyserini_search.get_qrels_file(DEMO))
+    assert again == first and os.path.samestat(before, again.stat())  # left untouched
+    first.write_text("stale 0 d01 1\n")
+    fixed = Path(pyserini_search.get_qrels_file(DEMO))
+    assert fixed == first and not fixed.read_text().startswith("stale")
+    assert pyserini_search.get_qrels(DEMO)["q01"]  # Pyserini's reader of the same file
+    assert sorted(p.name for p in fixed.parent.iterdir()) == [f"{DEMO}.qrels"]  # no temporary file left
+
+
+def test_other_qrels_names_go_to_pyserini_unchanged(pyserini_search):
+    with pytest.raises(FileNotFoundError, match="^no qrels file for no-such-qrels$"):  # Pyserini's own message
+        pyserini_search.get_qrels_file("no-such-qrels")
+    with pytest.raises(ValueError, match="dataset 'excluir' has no qrels: use excluir/test"):
+        pyserini_search.get_qrels_file("excluir")
+
+
+@pytest.mark.realdata
+def test_stock_trec_eval_on_comlq_gives_the_suites_numbers(comlq_mirror, tmp_path):
+    """The issue's case: nDCG@10 of the committed BM25 run, 0.6557 in negplugins evaluate and in stock trec_eval."""
+    import gzip
+
+    from negplugins.evaluation.scoring import evaluate
+
+    committed = Path(__file__).resolve().parents[2] / "runs" / "comlq" / "bm25.trec.gz"
+    run = tmp_path / "bm25.trec"  # trec_eval reads plain text
+    run.write_bytes(gzip.decompress(committed.read_bytes()))
+    stock, stderr = _stock_trec_eval("-m", "ndcg_cut.10", "-m", "recall.100", "comlq", str(run))
+    ours = evaluate("comlq", committed, measures=["nDCG@10", "R@100"]).overall
+    assert stock == {"ndcg_cut_10": "0.6557", "recall_100": "0.9730"}
+    assert stock == {"ndcg_cut_10": f"{ours['nDCG@10']:.4f}", "recall_100": f"{ours['R@100']:.4f}"}
+    assert stderr == ""  # no "[INFO] opening zip file" through the import hook
