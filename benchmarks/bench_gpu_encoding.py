@@ -1,7 +1,7 @@
 """GPU (or CPU) encoding throughput of the suite's dense encoder against plain ``SentenceTransformer.encode``.
 
 Run by hand (not a test). On a GPU machine, from the repository root, with an fp16 copy of the packaged MiniLM and
-the ComLQ files carried in the ignored folder ``.device-carry/`` (see the README's "Dense encoding on a GPU")::
+the ComLQ files carried in the ignored folder ``.device-carry/`` (see docs/gpu-encoding.md)::
 
     HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python benchmarks/bench_gpu_encoding.py \\
         --model .device-carry/minilm-fp16 --comlq .device-carry/comlq --device cuda \\

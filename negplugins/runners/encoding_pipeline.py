@@ -15,7 +15,7 @@ One :class:`EncodingPipeline` run takes groups of texts and yields each group's 
   default budget, ``batch_size x max_length``, is the padded size of a batch of ``batch_size`` texts of the longest
   length: no batch takes more memory than such a batch did, and batches of short texts hold more of them. Sorting
   by token count leaves little padding (the transformers models cannot skip padded positions with PyTorch's SDPA
-  attention; see the README's GPU section).
+  attention; see docs/gpu-encoding.md).
 * **Workers.** Threads, not processes: the Rust tokenizer (:mod:`negplugins._compat.fast_tokenizer`) releases the
   GIL, and its ids need no pickling. The batcher tokenizes up to two groups ahead, so the next group is ready
   when the model finishes this one; at most :data:`QUEUED_BATCHES` padded batches wait for the model. On CUDA
