@@ -101,6 +101,7 @@ from .encoders import (
     model_defaults,
     resolve_model,
 )
+from .encoding_pipeline import length_groups
 from .lucene_index import MANIFEST, MAX_MANIFEST_BYTES, dataset_language, default_index_path, read_manifest
 
 __all__ = ["DENSE_DEFAULTS", "DEFAULT_INDEX_TYPE", "DenseIndex", "default_dense_index_path", "dense_index",
@@ -111,7 +112,6 @@ DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
 
 SHARD_MANIFEST = "negplugins-shard.json"
 _FORMAT = 1
-_CHUNK_BATCHES = 1  # batches per model call: the bar moves per batch (64 long ComLQ docs: ~20 s on 2 busy CPUs)
 
 #: faiss factory string of the default index: exact inner product, Pyserini's layout.
 DEFAULT_INDEX_TYPE = "Flat"
@@ -334,16 +334,19 @@ def _pyserini_search(encoder, ref: ModelRef) -> list[str] | None:
 def _encode_shard(encoder, texts, batch_size, desc, progress):
     from ..options import progress_bar
 
-    # longest texts first over the whole shard (as sentence-transformers sorts one call's texts), so the
-    # chunks, which are whole batches, pad as little as one big call would
-    chunk = max(1, batch_size * _CHUNK_BATCHES)
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    # longest texts first over the whole shard, in the groups a Ray worker gets (the batches never span two)
+    groups = length_groups([len(text) for text in texts], batch_size)
     vectors = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
     with progress_bar(len(texts), desc, progress) as bar:
-        for start in range(0, len(texts), chunk):
-            rows = order[start:start + chunk]
-            vectors[rows] = encoder.encode([texts[i] for i in rows], batch_size=batch_size)
-            bar.update(len(rows))
+        texts_of = ([texts[i] for i in rows] for rows in groups)
+        if hasattr(encoder, "encode_groups"):  # a DenseEncoder: the next groups are tokenized while the model runs
+            encoded = encoder.encode_groups(texts_of, batch_size=batch_size, progress=bar.update)
+        else:
+            encoded = (encoder.encode(group, batch_size=batch_size) for group in texts_of)
+        for rows, group_vectors in zip(groups, encoded):
+            vectors[rows] = group_vectors
+            if not hasattr(encoder, "encode_groups"):
+                bar.update(len(rows))
     return vectors
 
 

@@ -798,19 +798,18 @@ class DenseEncoder:
         return graph
 
     def encode(self, texts, batch_size: int = 64, bar=None) -> np.ndarray:
-        """``float32`` array of shape ``(len(texts), dimension)``; longest texts are batched together.
+        """``float32`` array of shape ``(len(texts), dimension)``, rows in the order of ``texts``: the texts as one
+        group of :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline` (batches of at most
+        ``batch_size x max_length`` padded tokens, texts of similar token counts together); ``bar``, a progress
+        bar, is advanced by each batch's texts."""
+        return next(self.encode_groups([texts], batch_size, None if bar is None else bar.update))
 
-        ``bar``, a progress bar, is advanced by each batch's texts.
-        """
-        texts = list(texts)
-        vectors = np.zeros((len(texts), getattr(self, "dimension", 0)), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        for start in range(0, len(texts), batch_size):
-            rows = order[start:start + batch_size]
-            vectors[rows] = self.runner(self._features([texts[i] for i in rows]))
-            if bar is not None:
-                bar.update(len(rows))
-        return vectors
+    def encode_groups(self, groups, batch_size: int = 64, progress=None):
+        """Each group's vectors (as :meth:`encode` gives them), the next groups tokenized while the model runs;
+        ``progress(texts)`` after each batch."""
+        from .encoding_pipeline import dense_pipeline, dense_texts
+
+        return dense_pipeline(self, batch_size).run((dense_texts(self, group) for group in groups), progress)
 
 
 def _slug(name: str) -> str:

@@ -282,7 +282,6 @@ class ColbertScorer:
 
     def _encode(self, ids: list[list[int]], length: int, pad_id: int, attend_padding: bool):
         import torch
-        import torch.nn.functional as F
 
         input_ids = torch.full((len(ids), length), pad_id, dtype=torch.long)
         attention = torch.zeros((len(ids), length), dtype=torch.long)
@@ -291,11 +290,17 @@ class ColbertScorer:
             attention[row, :len(sequence)] = 1
         if attend_padding:
             attention[:] = 1
+        return self._vectors(input_ids, attention), input_ids, attention
+
+    def _vectors(self, input_ids, attention):
+        """The normalised (projected) token vectors of a padded batch."""
+        import torch.nn.functional as F
+
         hidden = self.model(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device))
         vectors = hidden.last_hidden_state.float()
         for weight, bias in self.layers:
             vectors = F.linear(vectors, weight, bias)
-        return F.normalize(vectors, p=2, dim=-1), input_ids, attention
+        return F.normalize(vectors, p=2, dim=-1)
 
     def encode_queries(self, texts: list[str]) -> list:
         """Token vectors of each query, ``(query_maxlen, dim)`` tensors (``[MASK]`` augmentation included)."""
@@ -314,23 +319,31 @@ class ColbertScorer:
         return out
 
     def encode_documents(self, texts: list[str]) -> list:
-        """Token vectors of each document, ``(tokens kept, dim)`` tensors: no padding, no punctuation if masked."""
+        """Token vectors of each document, ``(tokens kept, dim)`` tensors: no padding, no punctuation if masked.
+
+        The documents run through :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline` as one group:
+        sorted by token count, in batches of at most ``batch_size x doc_maxlen`` padded tokens (padded on the right).
+        """
+        from .._compat.fast_tokenizer import token_rows
+        from .encoding_pipeline import EncodingPipeline
+
+        tokenize = token_rows(self.tokenizer, self.doc_maxlen - (self.doc_marker_id is not None), False)
+        if self.doc_marker_id is not None:
+            tokenize = _with_marker(tokenize, self.doc_marker_id)
+        pipeline = EncodingPipeline(tokenize, self._document_rows, token_budget=max(1, self.batch_size) * self.doc_maxlen,
+                                    row_shape=None, pad_id=self.tokenizer.pad_token_id)
+        return next(pipeline.run([texts]))
+
+    def _document_rows(self, features: dict) -> list:
         import torch
 
-        out: list = [None] * len(texts)
-        order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
+        input_ids, attention = torch.from_numpy(features["input_ids"]), torch.from_numpy(features["attention_mask"])
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                rows = order[start:start + self.batch_size]
-                ids = self._ids([texts[i] for i in rows], self.doc_maxlen, self.doc_marker_id)
-                length = max(len(sequence) for sequence in ids)
-                vectors, input_ids, attention = self._encode(ids, length, self.tokenizer.pad_token_id, False)
-                keep = attention.bool()
-                if self.skiplist:
-                    keep &= ~torch.isin(input_ids, torch.tensor(sorted(self.skiplist), dtype=torch.long))
-                for i, row, mask in zip(rows, vectors.cpu(), keep):
-                    out[i] = row[mask]
-        return out
+            vectors = self._vectors(input_ids, attention).cpu()
+        keep = attention.bool()
+        if self.skiplist:
+            keep &= ~torch.isin(input_ids, torch.tensor(sorted(self.skiplist), dtype=torch.long))
+        return [row[mask] for row, mask in zip(vectors, keep)]
 
     def score(self, pairs: list[tuple[str, str]], progress: bool | None = False) -> list[float]:
         """MaxSim of each pair; each distinct query and document is encoded once. ``progress`` shows a bar over
@@ -354,3 +367,19 @@ class ColbertScorer:
                         scores[i] = maxsim(encoded[pairs[i][0]], vectors)
                 bar.update(len(chunk))
         return scores
+
+
+def _with_marker(tokenize, marker_id: int):
+    """``tokenize`` with ColBERT's marker inserted after each text's first token (``[CLS]``), as :meth:`ColbertScorer._ids`
+    does."""
+    import numpy as np
+
+    from .._compat.fast_tokenizer import TokenRows
+
+    def call(texts: list[str]) -> TokenRows:
+        rows = tokenize(texts)
+        if (rows.lengths == 0).any():
+            raise UserError("a ColBERT document tokenized to no token at all: its tokenizer adds no [CLS]")
+        return TokenRows(np.insert(rows.ids, rows.offsets + 1, marker_id), None, rows.lengths + 1)
+
+    return call

@@ -13,7 +13,7 @@ encoding, the search and the run) is the single-process code of :mod:`negplugins
 the single process's encoder (the same :class:`~negplugins.runners.encoders.DenseEncoder` settings:
 pooling, normalisation, token limit, prefix, backend, dtype) and the same batches of texts (a shard's
 texts sorted by length over the whole shard, then cut into groups of ``16 x batch size``, which the
-encoder cuts into the single process's batches; a reranker's pairs in its own length order; the
+encoder batches by token budget as the single process does, :mod:`negplugins.runners.encoding_pipeline`; a reranker's pairs in its own length order; the
 bi-encoder's texts as sentence-transformers batches them), so every forward pass sees the same batch,
 with the same padding, and the vectors and scores come out the same (the tests check the index, the
 vectors and the runs against ``--engine single``).
@@ -51,6 +51,7 @@ from ..errors import UserError
 from ..io.interrupts import keep_signal_handlers
 from ..options import check_int
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline, sentence_transformers_batches
+from .encoding_pipeline import GROUP_BATCHES, length_groups
 
 __all__ = ["ENGINES", "keep_crash_handlers", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
            "Corpus", "bi_encoder_scores", "corpus", "describe", "encode_shards", "engine_of", "pair_groups",
@@ -63,8 +64,8 @@ MAX_RAY_WORKERS = 4096
 #: For tests of resuming: a file path; while the file exists and names shard ``N``, the first encoder worker
 #: that meets shard ``N`` deletes the file and fails, as a worker killed mid-job would.
 FAIL_ONCE_ENV = "NEGPLUGINS_RAY_FAIL_ONCE"
-#: Texts per call to the model (in batches of ``batch size``), as ``negplugins.runners.dense`` encodes a shard.
-CHUNK_BATCHES = 16
+#: Texts per call to a worker, in batch sizes (as the encoders' groups).
+CHUNK_BATCHES = GROUP_BATCHES
 
 
 class RayJobError(UserError):
@@ -370,11 +371,9 @@ def corpus(dataset, dataset_id: str) -> Corpus:
 
 
 def shard_groups(lengths: list[int], start: int, end: int, batch_size: int) -> list[list[int]]:
-    """A shard's documents (positions in the shard) in the groups ``negplugins.runners.dense`` encodes in one call:
-    longest text first over the whole shard (a stable sort), cut into chunks of ``16 x batch_size``."""
-    order = sorted(range(end - start), key=lambda i: -lengths[start + i])
-    chunk = max(1, batch_size * CHUNK_BATCHES)
-    return [order[first:first + chunk] for first in range(0, len(order), chunk)]
+    """A shard's documents (positions in the shard) in the groups ``negplugins.runners.dense`` encodes them in
+    (:func:`negplugins.runners.encoding_pipeline.length_groups`)."""
+    return length_groups(lengths[start:end], batch_size)
 
 
 def _ids_sha256(ids) -> str:

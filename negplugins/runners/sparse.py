@@ -152,29 +152,30 @@ class SparseEncoder:
 
     def weights(self, texts: list[str], max_length: int, batch_size: int, bar=None):
         """Unquantized weights, ``float32`` arrays of shape ``(vocabulary,)``, one per text, in order (``bar``, a
-        progress bar, advanced by each batch's texts)."""
+        progress bar, advanced by each batch's texts).
+
+        The texts run through :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline` as one group: sorted by
+        token count, in batches of at most ``batch_size x max_length`` padded tokens."""
+        from .._compat.fast_tokenizer import token_rows
+        from .encoding_pipeline import EncodingPipeline, TorchForward
+
+        pipeline = EncodingPipeline(token_rows(self.tokenizer, max_length, False), TorchForward(self._pooled,
+                                    self.device), token_budget=max(1, batch_size) * max_length,
+                                    row_shape=(self.vocab_size,), pad_id=self.tokenizer.pad_token_id,
+                                    left=self.tokenizer.padding_side == "left")
+        return list(next(pipeline.run([texts], None if bar is None else bar.update)))
+
+    def _pooled(self, input_ids, attention_mask):
+        """``log(1 + relu(max over the real tokens of the MLM logits))``, one row per text."""
         import torch
 
-        order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))  # less padding per batch
-        out: list = [None] * len(texts)
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
-                inputs = self.tokenizer([texts[i] for i in rows], max_length=max_length, truncation=True,
-                                        padding="longest", return_attention_mask=True, return_token_type_ids=False,
-                                        return_tensors="pt").to(self.device)
-                logits = self.model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]).logits
-                if logits.shape[-1] != self.vocab_size:
-                    raise UserError(f"model {self.ref.id!r}: its logits have {logits.shape[-1]} columns but its "
-                                    f"config says vocab_size {self.vocab_size}")
-                padding = inputs["attention_mask"].unsqueeze(-1) == 0
-                top = logits.float().masked_fill(padding, float("-inf")).amax(dim=1)
-                values = torch.log(1 + torch.relu(top)).cpu().numpy()
-                for i, row in zip(rows, values):
-                    out[i] = row
-                if bar is not None:
-                    bar.update(len(rows))
-        return out
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+        if logits.shape[-1] != self.vocab_size:
+            raise UserError(f"model {self.ref.id!r}: its logits have {logits.shape[-1]} columns but its "
+                            f"config says vocab_size {self.vocab_size}")
+        padding = attention_mask.unsqueeze(-1) == 0
+        top = logits.float().masked_fill(padding, float("-inf")).amax(dim=1)
+        return torch.log(1 + torch.relu(top))
 
     def encode(self, texts: list[str], max_length: int, batch_size: int,
                quantization: float = QUANTIZATION, bar=None) -> list[dict[str, int]]:

@@ -245,6 +245,28 @@ def test_rerank_a_first_stage_run_deterministically(tmp_path, stanford_colbert):
     assert again.read_text() == a
 
 
+@pytest.mark.parametrize("layout", ["stanford", "pylate", "plain"])
+def test_documents_through_the_encoding_pipeline_equal_one_at_a_time(stanford_colbert, pylate_colbert, plain_bert,
+                                                                     layout):
+    """The documents' token vectors from the encoding pipeline (token-budget batches, the Rust tokenizer, the
+    marker inserted into its ids) equal each document encoded alone by the transformers call and no padding."""
+    import torch
+
+    folder = {"stanford": stanford_colbert, "pylate": pylate_colbert, "plain": plain_bert}[layout]
+    scorer = ColbertScorer(resolve_model(str(folder)), batch_size=2, max_length=12 if layout == "plain" else None)
+    texts = ["Which country used nickel?", "", "the capital of france is paris, not lyon. " * 20, "a", "x-y: z",
+             "Nickel was used throughout the country except in the north.", "q"]
+    batched = scorer.encode_documents(texts)
+    assert len(batched) == len(texts)
+    with torch.inference_mode():
+        for text, vectors in zip(texts, batched):
+            [ids] = scorer._ids([text], scorer.doc_maxlen, scorer.doc_marker_id)
+            alone, input_ids, attention = scorer._encode([ids], len(ids), scorer.tokenizer.pad_token_id, False)
+            keep = attention.bool() & ~torch.isin(input_ids, torch.tensor(sorted(scorer.skiplist) or [-1]))
+            assert vectors.shape == alone[0][keep[0]].shape
+            assert torch.allclose(vectors, alone[0][keep[0]], atol=1e-6)
+
+
 def test_bad_colbert_models(tmp_path, stanford_colbert, tiny_monot5):
     import shutil
 

@@ -130,6 +130,20 @@ def test_weights_equal_pyserinis_splade_encoders(tiny_splade):
     assert 10 < sum(map(len, ours_docs)) / len(docs) < 60  # sparse: a fraction of the 97 terms per document
 
 
+def test_weights_do_not_depend_on_the_batches(tiny_splade):
+    """The encoding pipeline's token-budget batches give each text the weights it gets alone (float noise aside)."""
+    import numpy as np
+
+    from negplugins import datasets
+
+    docs = [text for _, text in datasets.iter_docs_for_indexing(datasets.load(DEMO))]
+    encoder = SparseEncoder(resolve_model(str(tiny_splade)))
+    batched = encoder.weights(docs, 64, batch_size=3)  # 192 tokens per batch: several batches
+    alone = [encoder.weights([doc], 64, batch_size=1)[0] for doc in docs]
+    assert len(batched) == len(docs) and batched[0].shape == (encoder.vocab_size,)
+    np.testing.assert_allclose(np.stack(batched), np.stack(alone), atol=1e-5)
+
+
 def test_stock_pyserini_gives_the_same_run(demo_run, tiny_splade, tmp_path):
     folder, info = demo_run
     ours = (folder / "ours.trec").read_bytes()
