@@ -235,11 +235,14 @@ def test_evaluate_help_lists_every_benchmarks_measures():
     assert text.count("; ") >= len(benchmarks())
 
 
-def test_readme_blocks_are_rendered_from_the_specs():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    stale = benchmarks_doc.stale_readme_blocks(readme)
-    assert not stale, ("README.md differs from the benchmark specs; run 'python -m negplugins.benchmarks_doc "
-                       "--write README.md' or paste:\n\n" + "\n\n".join(stale.values()))
+def test_readme_and_docs_blocks_are_rendered_from_the_specs():
+    root = Path(__file__).resolve().parents[1]
+    assert sorted(name for names in benchmarks_doc.BLOCK_FILES.values() for name in names) == sorted(
+        benchmarks_doc.README_BLOCKS)  # every block has one home
+    for path, names in benchmarks_doc.BLOCK_FILES.items():
+        stale = benchmarks_doc.stale_blocks((root / path).read_text(encoding="utf-8"), names)
+        assert not stale, (f"{path} differs from the benchmark specs; run 'python -m negplugins.benchmarks_doc "
+                           f"--write {path}' or paste:\n\n" + "\n\n".join(stale.values()))
 
 
 def test_readme_table_rows_say_what_the_specs_say():
@@ -284,3 +287,11 @@ def test_update_readme_rewrites_only_the_blocks(tmp_path, capsys):
     assert benchmarks_doc.main(["--write", str(path)]) == 0 and "up to date" in capsys.readouterr().out
     assert benchmarks_doc.main(["--write", str(tmp_path / "missing.md")]) == 2
     assert "missing.md" in capsys.readouterr().err
+    # a page holding one block gets only that block rewritten; a file holding none is an error
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\n<!-- protocols: y -->\nOLD-PROTOCOLS\n<!-- /protocols -->\n", encoding="utf-8")
+    assert benchmarks_doc.main(["--write", str(page)]) == 0
+    assert page.read_text(encoding="utf-8") == "# Page\n\n" + benchmarks_doc.readme_block("protocols") + "\n"
+    page.write_text("# Page\n", encoding="utf-8")
+    assert benchmarks_doc.main(["--write", str(page)]) == 2 and "no generated block" in capsys.readouterr().err
+    assert page.read_text(encoding="utf-8") == "# Page\n"
