@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from ir_datasets_ext.benchmark import GENERIC_MEASURES, Benchmark, benchmarks
 
-__all__ = ["venue", "measures_text", "evaluate_description", "readme_benchmark_table", "readme_default_measures",
-           "readme_protocols", "README_BLOCKS", "BLOCK_FILES", "readme_block", "update_blocks", "stale_blocks",
-           "update_readme", "stale_readme_blocks"]
+__all__ = ["venue", "measures_text", "evaluate_description", "docs_page", "readme_benchmark_table",
+           "readme_default_measures", "readme_protocols", "README_BLOCKS", "BLOCK_FILES", "readme_block",
+           "update_blocks", "stale_blocks", "update_readme", "stale_readme_blocks"]
 
 _SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.benchmarks_doc"
 
@@ -72,15 +72,21 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def docs_page(spec: Benchmark) -> str:
+    """The benchmark's documentation page, relative to the project root (rendered by ``negplugins.docs_pages``)."""
+    return f"docs/benchmarks/{spec.name}.md"
+
+
 def readme_benchmark_table() -> str:
-    """The README's table of benchmarks: dataset ids, benchmark (linked, with venue), what it tests, negatives."""
-    lines = ["| dataset id | benchmark | what it tests | explicit negatives (-1) |", "|---|---|---|---|"]
+    """The README's table of benchmarks: dataset ids, benchmark (linked, with venue), what it tests, negatives and
+    a link to the benchmark's documentation page."""
+    lines = ["| dataset id | benchmark | what it tests | explicit negatives (-1) | details |", "|---|---|---|---|---|"]
     for spec in benchmarks():
         ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.datasets)
         title = f"[{_cell(spec.title)}]({spec.paper_url})" if spec.paper_url else _cell(spec.title)
         where = venue(spec)
         lines.append(f"| {ids} | {title}{f' ({_cell(where)})' if where else ''} | {_cell(spec.summary)} | "
-                     f"{_cell(spec.negatives)} |")
+                     f"{_cell(spec.negatives)} | [{spec.name}]({docs_page(spec)}) |")
     return "\n".join(lines)
 
 

@@ -253,7 +253,9 @@ def cli_reference() -> str:
 
 def generated_pages() -> dict[str, str]:
     """``{path relative to the project root: text}`` of every generated page."""
-    pages = {f"docs/benchmarks/{spec.name}.md": benchmark_page(spec) for spec in benchmarks()}
+    from .benchmarks_doc import docs_page
+
+    pages = {docs_page(spec): benchmark_page(spec) for spec in benchmarks()}
     pages["docs/cli.md"] = cli_reference()
     return pages
 

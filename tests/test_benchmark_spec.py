@@ -156,7 +156,8 @@ def test_toy_benchmark_is_in_the_evaluate_help(toy, capsys):
 def test_toy_benchmark_has_a_row_in_the_readme_table(toy):
     rows = benchmarks_doc.readme_benchmark_table().splitlines()
     assert rows[-1] == ("| `toybench` | [ToyBench](https://example.org/toybench) (Toy Venue 2031) | "
-                        "a toy benchmark registered by a test | a toy negative |")
+                        "a toy benchmark registered by a test | a toy negative | "
+                        "[toybench](docs/benchmarks/toybench.md) |")
     listed = benchmarks_doc.readme_default_measures().splitlines()
     assert "- ToyBench: `P@1`, `RR@10` (MRR@10); subsets by `facet`: zeta, alpha" in listed
 
@@ -247,11 +248,11 @@ def test_readme_and_docs_blocks_are_rendered_from_the_specs():
 
 def test_readme_table_rows_say_what_the_specs_say():
     table = benchmarks_doc.readme_benchmark_table().splitlines()
-    assert table[0] == "| dataset id | benchmark | what it tests | explicit negatives (-1) |"
+    assert table[0] == "| dataset id | benchmark | what it tests | explicit negatives (-1) | details |"
     assert len(table) == 2 + len(benchmarks())
     assert table[2] == ("| `comlq`, `comlq/<structure>`, `comlq/negation` | [ComLQ](https://arxiv.org/abs/2511.12004) "
                         "(AAAI 2026) | complex logical queries over Wikipedia, 14 structures | a passage that violates "
-                        "the query's negation (none in the release) |")
+                        "the query's negation (none in the release) | [comlq](docs/benchmarks/comlq.md) |")
     assert table[-1].startswith("| `negplugins-demo` | negplugins demo | ")  # no paper link, no venue
 
 
