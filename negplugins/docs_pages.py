@@ -103,17 +103,80 @@ def _measures(spec: Benchmark) -> list[str]:
     return lines
 
 
+def _unique(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def _reported_table(spec: Benchmark, numbers) -> list[str]:
+    """One table of the paper's numbers: a row per system, a column per measure, or per subset for one measure."""
+    subsets = _unique(n.subset for n in numbers)
+    by_subset = len(subsets) > 1
+    if by_subset:
+        named = spec.ordered_subsets([s for s in subsets if s is not None])
+        columns = ([None] if None in subsets else []) + named
+        heads = ["all" if c is None else c for c in columns]
+    else:
+        columns = heads = _unique(n.measure for n in numbers)
+    cells = {(n.system, n.subset if by_subset else n.measure): n.printed for n in numbers}
+    lines = ["| system | " + " | ".join(f"`{h}`" if not by_subset else _cell(h) for h in heads) + " |",
+             "|---|" + "---:|" * len(heads)]
+    for system in _unique(n.system for n in numbers):
+        lines.append(f"| {_cell(system)} | " + " | ".join(cells.get((system, c), "–") for c in columns) + " |")
+    return lines
+
+
 def _reported(spec: Benchmark) -> list[str]:
+    """The paper's numbers, a table per dataset (and per measure where they are split by subset), then where each
+    system's numbers stand in the paper and the notes on them; a flat list where a table cell would hold two."""
     if not spec.reported:
         return ["The paper reports no numbers the suite records."]
-    subset = f" | {spec.subset_field or 'subset'}" if any(r.subset for r in spec.reported) else ""
-    lines = [f"| dataset{subset} | system | measure | value | where in the paper | note |",
-             "|---|" + ("---|" if subset else "") + "---|---|---:|---|---|"]
-    for r in spec.reported:
-        cells = [f"`{r.dataset}`"] + ([r.subset or "all"] if subset else [])
-        cells += [_cell(r.system), f"`{r.measure}`", r.printed, _cell(r.source), _cell(r.note)]
-        lines.append("| " + " | ".join(cells) + " |")
+    keys = [(n.dataset, n.system, n.measure, n.subset) for n in spec.reported]
+    lines = []
+    if len(set(keys)) < len(keys):
+        lines += [f"| dataset | {spec.subset_field or 'subset'} | system | measure | value |", "|---|---|---|---|---:|"]
+        lines += [f"| `{n.dataset}` | {_cell(n.subset or 'all')} | {_cell(n.system)} | `{n.measure}` | {n.printed} |"
+                  for n in spec.reported]
+        lines.append("")
+    else:
+        for dataset in _unique(n.dataset for n in spec.reported):
+            numbers = [n for n in spec.reported if n.dataset == dataset]
+            if len(_unique(n.subset for n in numbers)) > 1:
+                for measure in _unique(n.measure for n in numbers):
+                    subset_field = f", by `{spec.subset_field}`" if spec.subset_field else ""
+                    lines += [f"`{dataset}`, `{measure}`{subset_field}:", ""]
+                    lines += _reported_table(spec, [n for n in numbers if n.measure == measure]) + [""]
+            else:
+                lines += [f"`{dataset}`:", "", *_reported_table(spec, numbers), ""]
+    lines += ["Where each system's numbers stand in the paper (table and row), and what to know to compare them:", ""]
+    for system in _unique(n.system for n in spec.reported):
+        numbers = [n for n in spec.reported if n.system == system]
+        places = _unique(n.source.split(", column ")[0] for n in numbers if n.source)
+        lines.append(f"- **{_cell(system)}**: {_cell('; '.join(places)) or 'no place recorded'}."
+                     + "".join(f" {_cell(note)}." for note in _notes(numbers)))
     return lines
+
+
+def _notes(numbers) -> list[str]:
+    """The notes on one system's numbers: a clause (notes are ``; ``-separated) they all share once, any other
+    with the numbers it is about (``nDCG@10 all: the paper's total column``)."""
+    clauses = [[c.strip() for c in n.note.split("; ") if c.strip()] for n in numbers]
+    shared = [c for c in _unique(c for cs in clauses for c in cs) if all(c in cs for cs in clauses)]
+    several_datasets = len(_unique(n.dataset for n in numbers)) > 1
+
+    def about(covered) -> str:
+        """``dataset measure``, with the subsets in parentheses where the clause is about some of them only."""
+        labels = []
+        for dataset, measure in _unique((n.dataset, n.measure) for n in covered):
+            group = [n for n in numbers if (n.dataset, n.measure) == (dataset, measure)]
+            mine = [n for n in covered if (n.dataset, n.measure) == (dataset, measure)]
+            subsets = "" if len(mine) == len(group) else f" ({', '.join(n.subset or 'all' for n in mine)})"
+            labels.append(f"{dataset} {measure}{subsets}" if several_datasets else f"{measure}{subsets}")
+        return "; ".join(labels)
+
+    notes = [c[:1].upper() + c[1:] for c in shared]
+    for clause in _unique(c for cs in clauses for c in cs if c not in shared):
+        notes.append(f"{about([n for n, cs in zip(numbers, clauses, strict=True) if clause in cs])}: {clause}")
+    return notes
 
 
 def _differences(spec: Benchmark) -> list[str]:
