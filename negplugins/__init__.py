@@ -9,7 +9,7 @@ soon as ir_datasets is imported. The runners, evaluation and command line live i
     from negplugins.runners.bm25 import bm25_search
     from negplugins.evaluation import evaluate
 
-The package map (see the README's "Architecture"): ``datasets`` resolves dataset ids and reads the
+The package map (see docs/architecture.md): ``datasets`` resolves dataset ids and reads the
 benchmark specs of :mod:`ir_datasets_ext`; ``io`` reads and writes files; ``runners`` turns a dataset into
 runs; ``evaluation`` scores runs; ``leaderboard`` publishes them; ``measures`` declares and computes the
 negation measures; ``_compat`` adapts the third-party tools. Module paths of earlier releases

@@ -1,13 +1,15 @@
-"""Text about the benchmarks, rendered from their specs: the ``evaluate`` help and the README's generated blocks.
+"""Text about the benchmarks, rendered from their specs: the ``evaluate`` help and the generated blocks of the docs.
 
 Nothing here states a fact of its own: titles, papers, dataset ids, default measures and their names in the
 papers, subsets and explicit negatives all come from each benchmark's spec
 (:class:`ir_datasets_ext.benchmark.Benchmark`, declared in its dataset module), in registration order.
 Adding a benchmark changes this text with no edit here.
 
-The README holds the rendered blocks between HTML comment markers (``<!-- benchmarks: ... -->`` ...
-``<!-- /benchmarks -->``); a test fails when they differ from a fresh rendering, and
-``python -m negplugins.benchmarks_doc --write README.md`` rewrites them (nothing outside the markers changes).
+The README and two documentation pages hold the rendered blocks between HTML comment markers
+(``<!-- benchmarks: ... -->`` ... ``<!-- /benchmarks -->``; which file holds which: :data:`BLOCK_FILES`); a test
+fails when they differ from a fresh rendering, and ``python -m negplugins.benchmarks_doc --write FILE`` rewrites
+the blocks of FILE (nothing outside the markers changes; ``python -m negplugins.docs_pages --write`` rewrites them
+all, with the generated pages).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from collections.abc import Callable
 
 from ir_datasets_ext.benchmark import GENERIC_MEASURES, Benchmark, benchmarks
 
-__all__ = ["venue", "measures_text", "evaluate_description", "readme_benchmark_table", "readme_default_measures",
-           "readme_protocols", "README_BLOCKS", "readme_block", "update_readme", "stale_readme_blocks"]
+__all__ = ["venue", "measures_text", "evaluate_description", "docs_page", "readme_benchmark_table",
+           "readme_default_measures", "readme_protocols", "README_BLOCKS", "BLOCK_FILES", "readme_block",
+           "update_blocks", "stale_blocks", "update_readme", "stale_readme_blocks"]
 
 _SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.benchmarks_doc"
 
@@ -69,20 +72,26 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def docs_page(spec: Benchmark) -> str:
+    """The benchmark's documentation page, relative to the project root (rendered by ``negplugins.docs_pages``)."""
+    return f"docs/benchmarks/{spec.name}.md"
+
+
 def readme_benchmark_table() -> str:
-    """The README's table of benchmarks: dataset ids, benchmark (linked, with venue), what it tests, negatives."""
-    lines = ["| dataset id | benchmark | what it tests | explicit negatives (-1) |", "|---|---|---|---|"]
+    """The README's table of benchmarks: dataset ids, benchmark (linked, with venue), what it tests, negatives and
+    a link to the benchmark's documentation page."""
+    lines = ["| dataset id | benchmark | what it tests | explicit negatives (-1) | details |", "|---|---|---|---|---|"]
     for spec in benchmarks():
         ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.datasets)
         title = f"[{_cell(spec.title)}]({spec.paper_url})" if spec.paper_url else _cell(spec.title)
         where = venue(spec)
         lines.append(f"| {ids} | {title}{f' ({_cell(where)})' if where else ''} | {_cell(spec.summary)} | "
-                     f"{_cell(spec.negatives)} |")
+                     f"{_cell(spec.negatives)} | [{spec.name}]({docs_page(spec)}) |")
     return "\n".join(lines)
 
 
 def readme_default_measures() -> str:
-    """The README's list of default measures per benchmark, with the query field and order of its subsets."""
+    """The evaluation page's list of default measures per benchmark, with the query field and order of its subsets."""
     intro = ("Each dataset is scored with its paper's measures by default (the suite's names; the paper's name in "
              "parentheses where it differs), overall and per subset:")
     lines = [intro, ""]
@@ -102,7 +111,7 @@ _PROTOCOLS = {
 
 
 def readme_protocols() -> str:
-    """The README's table of what ``negplugins benchmark`` runs per benchmark: datasets, protocol, depth."""
+    """The report card page's table of what ``negplugins benchmark`` runs per benchmark: datasets, protocol, depth."""
     lines = ["| benchmark | datasets run | protocol | documents per query |", "|---|---|---|---:|"]
     for spec in benchmarks():
         ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.benchmark_datasets())
@@ -110,7 +119,7 @@ def readme_protocols() -> str:
     return "\n".join(lines)
 
 
-#: The README's generated blocks: marker name -> renderer.
+#: The generated blocks: marker name -> renderer.
 README_BLOCKS: dict[str, Callable[[], str]] = {
     "benchmarks": readme_benchmark_table,
     "default-measures": readme_default_measures,
@@ -118,8 +127,16 @@ README_BLOCKS: dict[str, Callable[[], str]] = {
 }
 
 
+#: Which file of the project holds which generated blocks (paths relative to the project root).
+BLOCK_FILES: dict[str, tuple[str, ...]] = {
+    "README.md": ("benchmarks",),
+    "docs/evaluation.md": ("default-measures",),
+    "docs/report-card.md": ("protocols",),
+}
+
+
 def readme_block(name: str) -> str:
-    """Block ``name`` as the README holds it: start marker, rendering, end marker."""
+    """Block ``name`` as a file holds it: start marker, rendering, end marker."""
     return f"<!-- {name}: {_SOURCE} -->\n{README_BLOCKS[name]()}\n<!-- /{name} -->"
 
 
@@ -134,8 +151,8 @@ def _find(text: str, name: str) -> re.Match:
     return matches[0]
 
 
-def stale_readme_blocks(text: str) -> dict[str, str]:
-    """``{name: expected block}`` for each generated block of README ``text`` that differs from its rendering.
+def stale_blocks(text: str, names=tuple(README_BLOCKS)) -> dict[str, str]:
+    """``{name: expected block}`` for each generated block ``names`` of ``text`` that differs from its rendering.
 
     Raises
     ------
@@ -143,27 +160,42 @@ def stale_readme_blocks(text: str) -> dict[str, str]:
         A block's markers are missing or repeated.
     """
     stale = {}
-    for name in README_BLOCKS:
+    for name in names:
         expected = readme_block(name)
         if _find(text, name).group(0) != expected:
             stale[name] = expected
     return stale
 
 
-def update_readme(text: str) -> str:
-    """README ``text`` with every generated block rendered afresh; the rest unchanged."""
-    for name in README_BLOCKS:
+def update_blocks(text: str, names=tuple(README_BLOCKS)) -> str:
+    """``text`` with its generated blocks ``names`` rendered afresh; the rest unchanged."""
+    for name in names:
         match = _find(text, name)
         text = text[:match.start()] + readme_block(name) + text[match.end():]
     return text
 
 
+def stale_readme_blocks(text: str) -> dict[str, str]:
+    """:func:`stale_blocks` of every block (a text that holds them all)."""
+    return stale_blocks(text)
+
+
+def update_readme(text: str) -> str:
+    """:func:`update_blocks` of every block (a text that holds them all)."""
+    return update_blocks(text)
+
+
+def _blocks_in(text: str) -> tuple[str, ...]:
+    return tuple(name for name in README_BLOCKS if f"<!-- {name}:" in text)
+
+
 def main(argv=None) -> int:
-    """Print the README's generated blocks, or with ``--write README`` rewrite them in that file."""
+    """Print the generated blocks, or with ``--write FILE`` rewrite those that FILE holds."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m negplugins.benchmarks_doc", description=main.__doc__)
-    parser.add_argument("--write", metavar="README", help="rewrite the generated blocks of this file")
+    parser.add_argument("--write", metavar="FILE", help="rewrite the generated blocks of this file (README.md, "
+                                                        "docs/evaluation.md, docs/report-card.md)")
     args = parser.parse_args(argv)
     if args.write is None:
         print("\n\n".join(readme_block(name) for name in README_BLOCKS))
@@ -173,7 +205,10 @@ def main(argv=None) -> int:
     try:
         with open(args.write, encoding="utf-8", newline="") as f:
             text = f.read()
-        fresh = update_readme(text)
+        names = _blocks_in(text)
+        if not names:
+            raise ValueError("holds no generated block ('<!-- benchmarks: ... -->' ...)")
+        fresh = update_blocks(text, names)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         print(f"{parser.prog}: error: {args.write}: {error}", file=sys.stderr)
         return 2

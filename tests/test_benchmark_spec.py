@@ -156,7 +156,8 @@ def test_toy_benchmark_is_in_the_evaluate_help(toy, capsys):
 def test_toy_benchmark_has_a_row_in_the_readme_table(toy):
     rows = benchmarks_doc.readme_benchmark_table().splitlines()
     assert rows[-1] == ("| `toybench` | [ToyBench](https://example.org/toybench) (Toy Venue 2031) | "
-                        "a toy benchmark registered by a test | a toy negative |")
+                        "a toy benchmark registered by a test | a toy negative | "
+                        "[toybench](docs/benchmarks/toybench.md) |")
     listed = benchmarks_doc.readme_default_measures().splitlines()
     assert "- ToyBench: `P@1`, `RR@10` (MRR@10); subsets by `facet`: zeta, alpha" in listed
 
@@ -235,20 +236,23 @@ def test_evaluate_help_lists_every_benchmarks_measures():
     assert text.count("; ") >= len(benchmarks())
 
 
-def test_readme_blocks_are_rendered_from_the_specs():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    stale = benchmarks_doc.stale_readme_blocks(readme)
-    assert not stale, ("README.md differs from the benchmark specs; run 'python -m negplugins.benchmarks_doc "
-                       "--write README.md' or paste:\n\n" + "\n\n".join(stale.values()))
+def test_readme_and_docs_blocks_are_rendered_from_the_specs():
+    root = Path(__file__).resolve().parents[1]
+    assert sorted(name for names in benchmarks_doc.BLOCK_FILES.values() for name in names) == sorted(
+        benchmarks_doc.README_BLOCKS)  # every block has one home
+    for path, names in benchmarks_doc.BLOCK_FILES.items():
+        stale = benchmarks_doc.stale_blocks((root / path).read_text(encoding="utf-8"), names)
+        assert not stale, (f"{path} differs from the benchmark specs; run 'python -m negplugins.benchmarks_doc "
+                           f"--write {path}' or paste:\n\n" + "\n\n".join(stale.values()))
 
 
 def test_readme_table_rows_say_what_the_specs_say():
     table = benchmarks_doc.readme_benchmark_table().splitlines()
-    assert table[0] == "| dataset id | benchmark | what it tests | explicit negatives (-1) |"
+    assert table[0] == "| dataset id | benchmark | what it tests | explicit negatives (-1) | details |"
     assert len(table) == 2 + len(benchmarks())
     assert table[2] == ("| `comlq`, `comlq/<structure>`, `comlq/negation` | [ComLQ](https://arxiv.org/abs/2511.12004) "
                         "(AAAI 2026) | complex logical queries over Wikipedia, 14 structures | a passage that violates "
-                        "the query's negation (none in the release) |")
+                        "the query's negation (none in the release) | [comlq](docs/benchmarks/comlq.md) |")
     assert table[-1].startswith("| `negplugins-demo` | negplugins demo | ")  # no paper link, no venue
 
 
@@ -284,3 +288,11 @@ def test_update_readme_rewrites_only_the_blocks(tmp_path, capsys):
     assert benchmarks_doc.main(["--write", str(path)]) == 0 and "up to date" in capsys.readouterr().out
     assert benchmarks_doc.main(["--write", str(tmp_path / "missing.md")]) == 2
     assert "missing.md" in capsys.readouterr().err
+    # a page holding one block gets only that block rewritten; a file holding none is an error
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\n<!-- protocols: y -->\nOLD-PROTOCOLS\n<!-- /protocols -->\n", encoding="utf-8")
+    assert benchmarks_doc.main(["--write", str(page)]) == 0
+    assert page.read_text(encoding="utf-8") == "# Page\n\n" + benchmarks_doc.readme_block("protocols") + "\n"
+    page.write_text("# Page\n", encoding="utf-8")
+    assert benchmarks_doc.main(["--write", str(page)]) == 2 and "no generated block" in capsys.readouterr().err
+    assert page.read_text(encoding="utf-8") == "# Page\n"

@@ -1,4 +1,4 @@
-"""Every document the code, the tests and the README cite is in the repository (docs/*.md, README.md, ...)."""
+"""Every document the code, the tests, the README and the docs cite is in the repository (docs/*.md, README.md, ...)."""
 
 import re
 from pathlib import Path
@@ -6,7 +6,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [*sorted((ROOT / "negplugins").rglob("*.py")), *sorted((ROOT / "ir_datasets_ext").rglob("*.py")),
            *sorted((ROOT / "tests").rglob("*.py")), *sorted((ROOT / "benchmarks").rglob("*.py")),
-           ROOT / "_negplugins_autoload.py", ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+           ROOT / "_negplugins_autoload.py", ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+           ROOT / "mkdocs.yml"]
 SOURCES.remove(Path(__file__).resolve())  # its examples below cite missing files on purpose
 # a cited document: docs/<name>.md, or a file name in capitals such as README.md or METRICS.md
 CITED = re.compile(r"(?<![\w./-])(/?(?:\.\.?/|[\w-]+/)*(?:docs/[\w-]+|[A-Z][A-Z_]+)\.md)\b")

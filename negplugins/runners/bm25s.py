@@ -16,8 +16,8 @@ llama-index-retrievers-bm25 (``BM25Retriever.__init__`` and ``_retrieve``) and b
 * ``retrieve(k=100)``: the top 100 documents.
 
 Over the ComLQ release the preset's run and those calls re-enacted (scored with pytrec_eval as the
-authors' ``evaluate.py``) give the same nDCG@10, 0.690653; the paper reports 0.505 (README, "ComLQ:
-the authors' BM25"). Without a preset the defaults are bm25s's own (:data:`BM25S_DEFAULTS`).
+authors' ``evaluate.py``) give the same nDCG@10, 0.690653; the paper reports 0.505 (docs/reproductions.md,
+"ComLQ: the authors' BM25"). Without a preset the defaults are bm25s's own (:data:`BM25S_DEFAULTS`).
 
 Scoring (bm25s's methods, Kamphuis et al., ECIR 2020): with ``method="lucene"`` a query term that
 occurs ``tf`` times in a document of ``dl`` tokens (after stop words) adds

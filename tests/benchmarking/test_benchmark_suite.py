@@ -4,7 +4,7 @@ The fixtures (``tests/datasets/dataset_fixtures.py``) are tiny files in the real
 the fixture mirror, so the run must list it as skipped with its reason. Expected values are corroborated
 independently: dense rankings recomputed with plain ``SentenceTransformer.encode`` and numpy, the
 benchmarks' measures by their definitions (ExcluIR's R@1 and ΔR@1, NevIR's paired accuracy), the
-cross-encoder's scores with transformers directly, and ComLQ's dense nDCG@10 against the README's 0.5855
+cross-encoder's scores with transformers directly, and ComLQ's dense nDCG@10 against docs/reproductions.md's 0.5855
 (the committed run, also checked against BEIR's exact dense search in ``benchmarks/beir_dense_parity.py``).
 """
 
@@ -502,7 +502,7 @@ def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirro
     Encoding ComLQ takes minutes on a CPU, so the test gives the command the finished run it would write
     (the same model, dataset, runner, depth and tag; only the sidecar's ``run`` names the new file) and
     checks that it is reused, evaluated on the real release and reported beside the paper's systems.
-    nDCG@10 0.5855 is the README's (and BEIR's exact dense search gives the same).
+    nDCG@10 0.5855 is docs/reproductions.md's (and BEIR's exact dense search gives the same).
     """
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out"

@@ -1,7 +1,7 @@
 """The report card, rendered from a summary alone: baselines, confidence intervals, what "better than" counts.
 
 The summaries here are written by hand in the shape ``run_benchmark`` writes (``tests/benchmarking/
-test_benchmark_suite.py`` checks that shape on real runs); the ComLQ numbers are the README's (model 0.5855,
+test_benchmark_suite.py`` checks that shape on real runs); the ComLQ numbers are docs/report-card.md's (model 0.5855,
 Pyserini BM25 0.6557, the authors' pipeline 0.6907; the paper's eight systems from the spec).
 """
 

@@ -310,7 +310,7 @@ def test_non_finite_score_is_an_error_of_the_suites_measures_in_every_run_form(b
 
 
 def test_committed_comlq_bm25_run_has_exact_ties_in_anserini_order():
-    """What Anserini writes: ties left by its 1e-6 nudge vanishing in float32 at scores >= 8 (README)."""
+    """What Anserini writes: ties left by its 1e-6 nudge vanishing in float32 at scores >= 8 (docs/runners.md)."""
     lines = [line.split() for line in gzip.open(REPO / "runs/comlq/bm25.trec.gz", "rt", encoding="utf-8")]
     groups = {}
     for query_id, _, doc_id, rank, score, _ in lines:

@@ -1,7 +1,7 @@
 """MTEB's own evaluator on ComLQ, the real release, with the packaged all-MiniLM-L6-v2 (minutes: it encodes 11,251 passages).
 
 The reference is the suite's dense run of the same model, the committed ``runs/comlq/dense-minilm.trec.gz``, scored
-here by the suite (nDCG@10 0.5855, the README's; BEIR's exact dense search gives the same,
+here by the suite (nDCG@10 0.5855, docs/reproductions.md; BEIR's exact dense search gives the same,
 ``benchmarks/beir_dense_parity.py``). MTEB encodes with sentence-transformers (batches of 32) and ranks by its own
 cosine similarity, the suite with its own encoder and faiss: the two agree to within 0.001. Measured when this test
 was written: MTEB 0.58552 (MTEB rounds to 5 decimals), the suite 0.585517, the same top 10 for all 2,909 queries.

@@ -2,7 +2,7 @@
 
 The reference numbers are the suite's own: ``negplugins benchmark`` with the same packaged all-MiniLM-L6-v2 on the
 same data (the embedded demo, and the NevIR and BoolQuestions fixtures in their real formats). The demo's are also
-the README's (nDCG@10 0.7908, RR@10 0.7222, RightRank@10 0.5000, PairedAcc 0.2500). MTEB encodes with
+the report card's (docs/report-card.md: nDCG@10 0.7908, RR@10 0.7222, RightRank@10 0.5000, PairedAcc 0.2500). MTEB encodes with
 sentence-transformers and ranks by its own cosine similarity; the suite encodes with its own encoder and ranks
 with faiss: the scores MTEB computes itself (nDCG@10, ...) must agree within 0.001, and the negation measures,
 computed by the suite on MTEB's retrieved lists, must equal the suite's on its own run wherever the two rankings

@@ -291,7 +291,7 @@ def test_reads_the_same_documents_and_queries_as_the_lucene_runner(tmp_path):
 
 @pytest.mark.realdata
 def test_comlq_authors_preset_on_the_real_release(comlq_mirror, tmp_path):
-    """The authors' configuration over ComLQ: nDCG@10 0.690653 (README, "ComLQ: the authors' BM25").
+    """The authors' configuration over ComLQ: nDCG@10 0.690653 (docs/reproductions.md, "ComLQ: the authors' BM25").
 
     Corroborated independently: the llama-index BM25Retriever calls (bm25s.tokenize / BM25().index / retrieve(k=100),
     float32) over the release's files, scored with pytrec_eval as the authors' evaluate.py, give 0.690653135559058

@@ -560,27 +560,45 @@ def test_sigkill_during_index_leaves_partials_that_the_next_run_removes(tmp_path
 
 # -- the README's workflow in a fresh clone --------------------------------------------------------
 
-def _workflow_commands() -> list[str]:
-    """The commands of the README's "The workflow" block, for the demo dataset instead of ComLQ."""
-    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    block = text.split("## The workflow", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+def _block_commands(path, heading: str) -> list[str]:
+    """The ``negplugins`` commands of the first bash block after ``heading`` in ``path``."""
+    text = (PROJECT_ROOT / path).read_text(encoding="utf-8")
+    block = text.split(heading, 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.splitlines()]
-    commands = [c for c in commands if c.startswith("negplugins ")]
-    assert len(commands) == 4 and any("--output work/" in c for c in commands), commands
+    return [c for c in commands if c.startswith("negplugins ")]
+
+
+def _workflow_commands() -> list[str]:
+    """The workflow's commands up to the contribution (the ones that write only git-ignored files), for the demo.
+
+    The steps are those of docs/workflow.md ("The workflow and output safety"); the README's shorter block holds
+    the same commands (checked here), and its last two steps, ``leaderboard build`` (contributing into ``runs/``
+    on purpose) and ``benchmark`` (a model on every benchmark), are tested in tests/leaderboard and
+    tests/benchmarking.
+    """
+    commands = _block_commands("docs/workflow.md", "## Dataset, search, evaluate, contribute, report card")
+    readme = _block_commands("README.md", "## The workflow")
+    assert [c.split()[1] for c in readme] == ["index", "search", "evaluate", "leaderboard", "benchmark"], readme
+    assert all(c in commands for c in readme), (readme, commands)
+    commands = commands[:commands.index("negplugins leaderboard build")]
+    assert [c.split()[1] for c in commands] == ["topics", "index", "search", "evaluate"], commands
+    assert any("--output work/" in c for c in commands), commands
     return [c.replace("comlq", DEMO) for c in commands]
 
 
 def test_readme_commands_and_help_examples_write_only_into_ignored_folders():
-    """Every ``--output`` of the README's command blocks, and every example in ``--output`` help, is git-ignored.
+    """Every ``--output`` of the command blocks of the README and the docs, and every example in ``--output`` help,
+    is git-ignored.
 
-    A command copied from the README must leave ``git status`` clean: outputs go to ``work/`` (ignored),
-    never into the repository root or ``runs/`` (the committed contributions).
+    A command copied from the README or a documentation page must leave ``git status`` clean: outputs go to
+    ``work/`` (ignored), never into the repository root or ``runs/`` (the committed contributions).
     """
     import re
 
     from negplugins.cli import build_parser
 
-    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    pages = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     blocks = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)
     outputs = re.findall(r"(?:--output|-o)\s+(\S+)", "\n".join(blocks))
     assert len(outputs) >= 8, outputs
