@@ -12,14 +12,9 @@ soon as ir_datasets is imported. The runners, evaluation and command line live i
 The package map (see docs/architecture.md): ``datasets`` resolves dataset ids and reads the
 benchmark specs of :mod:`ir_datasets_ext`; ``io`` reads and writes files; ``runners`` turns a dataset into
 runs; ``evaluation`` scores runs; ``leaderboard`` publishes them; ``measures`` declares and computes the
-negation measures; ``_compat`` adapts the third-party tools. Module paths of earlier releases
-(``negplugins.trec``, ``negplugins.validation``, ...) still import (:mod:`negplugins._compat.moved`).
+negation measures; ``_compat`` adapts the third-party tools.
 """
 
-from ._compat import moved
-
-moved.install()
-
-from . import measures  # noqa: E402, F401  (registers the measures)
+from . import measures  # noqa: F401  (registers the measures)
 
 __version__ = "0.1.0"

@@ -8,5 +8,4 @@
   default pipeline (nothing of ir_measures is wrapped);
 * :mod:`~negplugins._compat.pyterrier`: ``pt.Experiment`` averaging the negation measures correctly;
 * :mod:`~negplugins._compat.upstream`: the check that each upstream attribute patched is still there;
-* :mod:`~negplugins._compat.moved`: the module paths of earlier releases, kept importable.
 """
