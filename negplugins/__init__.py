@@ -15,6 +15,10 @@ runs; ``evaluation`` scores runs; ``leaderboard`` publishes them; ``measures`` d
 negation measures; ``_compat`` adapts the third-party tools.
 """
 
-from . import measures  # noqa: F401  (registers the measures)
+import ir_measures  # noqa: F401  (with the import hook installed, its first import registers the measures)
+
+from ._compat.plugins import register_measures
+
+register_measures()  # without the hook (NEGPLUGINS_AUTOLOAD=0), or after ir_measures was imported without it
 
 __version__ = "0.1.0"

@@ -39,16 +39,12 @@ def ir_datasets_command() -> None:
 
 
 def register_measures() -> None:
-    """Register the negation measures with ir_measures.
+    """Register the negation measures with ir_measures (:func:`negplugins._compat.ir_measures.register`).
 
-    When ir_measures is being imported by :mod:`negplugins.measures` itself (its flag
-    ``negplugins.measures.importing`` is true), the declarations are not loaded yet and that package
-    registers the measures once it has finished loading, so nothing is done here.
+    The one place that does it: ``import negplugins`` calls it, and so does the import hook when ir_measures is
+    first imported. Idempotent.
     """
-    measures = sys.modules.get("negplugins.measures")
-    if measures is not None and getattr(measures, "importing", False):
-        return
-    from ..measures import register
+    from .ir_measures import register
 
     register()
 

@@ -1,7 +1,8 @@
 """Negation measures for ir_measures: PosRR, DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall and LSNC.
 
-Importing this package registers them (see :func:`register`), after which ir_measures' own entry
-points accept them, also mixed with standard measures::
+Importing ``negplugins`` (this package's parent, so any import of it) registers them with ir_measures, from one
+place (:func:`negplugins._compat.plugins.register_measures`), after which ir_measures' own entry points accept
+them, also mixed with standard measures::
 
     import ir_measures
     import negplugins.measures
@@ -17,21 +18,12 @@ ties included. Each measure is averaged only over the queries it is defined on (
 never rounded. Qrels without negatives raise :class:`NoNegativesWarning` and the measures have no value.
 """
 
-#: True while this package is being imported. Its first import of ir_measures runs the import hook's
-#: ``negplugins._compat.plugins.register_measures``, which then leaves the registration to the
-#: :func:`register` call at the end of this file (the declarations are not loaded yet at that point).
-importing = True
-
-from .._compat.ir_measures import register  # noqa: E402
-from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better  # noqa: E402
-from .parsing import parse_measures  # noqa: E402
-from .provider import IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning  # noqa: E402
-
-register()
-importing = False
+from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better
+from .parsing import parse_measures
+from .provider import IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning
 
 __all__ = [
     'PosRR', 'DeltaMRR', 'DeltaR', 'RightRank', 'PairedAcc', 'NegRecall', 'LSNC', 'MEASURES',
     'NoNegativesWarning', 'NoPairsWarning', 'IncompletePairsWarning', 'PartialNegativesWarning',
-    'parse_measures', 'register', 'lower_is_better',
+    'parse_measures', 'lower_is_better',
 ]

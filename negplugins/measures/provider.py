@@ -232,5 +232,5 @@ def _names(measures):
     return ', '.join(sorted(str(m) for m in measures))
 
 
-#: The provider instance that :func:`negplugins.measures.register` installs.
+#: The provider instance that :func:`negplugins._compat.ir_measures.register` installs.
 provider = NegationProvider()
