@@ -592,9 +592,10 @@ def _publishable(records: list[dict], runs_href: str) -> list[dict]:
     ``links`` holds the run file, its sidecar and, when the sidecar's ``first_stage`` names another contributed
     run (``runs/<dataset>/<name>``), that run's file.
     """
+    from importlib import metadata
     from urllib.parse import quote
 
-    from .. import __version__
+    version = metadata.version("negplugins")
 
     def href(relative):
         return f"{runs_href}/{quote(relative)}"
@@ -609,7 +610,7 @@ def _publishable(records: list[dict], runs_href: str) -> list[dict]:
             if first.startswith("runs/") and first[len("runs/"):] in contributed:
                 links["first_stage"] = href(first[len("runs/"):])
             runs.append({**run, "links": links})
-        out.append({**record, "runs": runs, "runs_folder": runs_href, "built_with": {"negplugins": __version__}})
+        out.append({**record, "runs": runs, "runs_folder": runs_href, "built_with": {"negplugins": version}})
     return out
 
 
