@@ -33,6 +33,7 @@ MAX_CONTEXT = 4
 # -- numbers with their intervals -------------------------------------------------------------------
 
 def half_width(interval) -> float | None:
+    """Half the width of a ``[low, high]`` interval; None unless both ends are finite."""
     if not interval or len(interval) != 2 or finite(interval[0]) is None or finite(interval[1]) is None:
         return None
     return (interval[1] - interval[0]) / 2
@@ -60,6 +61,7 @@ def interval_of(entry, measure, subset=None, group=None):
 # -- the papers' numbers ----------------------------------------------------------------------------
 
 def spec_of(entry):
+    """The benchmark spec of a summary entry's dataset (None for a dataset of no benchmark)."""
     return datasets.benchmark_of(entry["dataset"])
 
 
@@ -74,6 +76,7 @@ def reported_values(spec, dataset_id: str, subset=None) -> dict:
 
 
 def unreproduced(spec, system) -> bool:
+    """The spec says the suite could not reproduce ``system``'s numbers."""
     return spec is not None and not spec.is_reproduced(system)
 
 
@@ -163,15 +166,18 @@ def standing(entry: dict) -> dict:
 
 
 def source_text(r) -> str:
+    """Where a reported number is in the paper, with its note."""
     return r.source + (f" ({r.note})" if r.note else "") if r.source else r.note
 
 
 def measure_name(spec, measure: str) -> str:
+    """``measure``, with the paper's name for it in parentheses where that differs."""
     name = spec.paper_name(measure) if spec is not None else measure
     return measure if name == measure else f"{measure} ({name})"
 
 
 def arrow(measure: str) -> str:
+    """`` ↓`` after a lower-is-better measure, else nothing."""
     return " ↓" if lower_is_better(measure) else ""
 
 
@@ -179,6 +185,7 @@ def arrow(measure: str) -> str:
 
 
 def model_line(summary) -> str:
+    """The model: id, use, size, weights SHA-256, revision and source."""
     model = summary["model"]
     parameters = model.get("parameters")
     size = f"{parameters:,} parameters" if isinstance(parameters, int) else "size unknown"
@@ -188,10 +195,12 @@ def model_line(summary) -> str:
 
 
 def versions_line(summary) -> str:
+    """The versions of the tools the runs were made with, by name."""
     return ", ".join(f"{name} {version}" for name, version in sorted((summary.get("versions") or {}).items()))
 
 
 def protocol_lines(summary) -> list[str]:
+    """How the model was run: on the full-corpus benchmarks, and on NevIR's pairs."""
     protocol = summary.get("protocol") or {}
     return [f"full-corpus benchmarks: {protocol.get('retrieval')}, to each benchmark's depth",
             f"NevIR: {protocol.get('pairs')}"]
@@ -218,6 +227,7 @@ def short_reason(entry) -> str:
 
 
 def done_entries(summary):
+    """The summary's entries that ran (the skipped ones aside)."""
     return [e for e in summary["benchmarks"] if e["status"] == "done"]
 
 
@@ -228,10 +238,12 @@ def origin_mark(entry, escape) -> str:
 
 
 def other_measures(entry) -> list[str]:
+    """An entry's measures other than its primary one."""
     return [m for m in entry["measures"] if m != entry["primary"]]
 
 
 def depth_text(entry) -> str:
+    """How deep the model's run goes: ``top 100``, or a pair protocol's candidates."""
     if entry["protocol"] == "pairs":
         return f"each query's {entry['depth']} candidates"
     return f"top {entry['depth']}"
@@ -248,6 +260,7 @@ def vs_model_text(baseline) -> str:
 
 
 def baseline_why(baseline, spec) -> str:
+    """What a baseline is: computed here the same way, and the paper's system it reproduces."""
     why = COMPUTED_LABEL + ", the same data and protocol"
     if baseline.get("reproduces"):
         why += f"; the paper's {baseline['reproduces']}" + (" as the authors' own code runs it"
@@ -256,6 +269,7 @@ def baseline_why(baseline, spec) -> str:
 
 
 def computed_text(info) -> str:
+    """Where the model stands among the baselines, from :func:`standing`: "better than N of M ..."."""
     n = len(info["computed"])
     if not n:
         return "no baseline computed here"
@@ -272,6 +286,7 @@ def computed_text(info) -> str:
 
 
 def paper_range_text(info, spec) -> str:
+    """The paper's numbers on the primary measure as context: how many, their range, which are not reproduced."""
     n = len(info["reported"])
     if not n:
         return "no number of the paper on this dataset"
