@@ -26,7 +26,7 @@ REPORTED_LABEL = "reported in the paper"
 
 
 def best_runs(record, measure) -> set[str]:
-    """The runs whose overall ``measure`` is marked best (:func:`negplugins.evaluation.reports.best_marks`).
+    """The runs whose overall ``measure`` is marked best (:func:`negplugins.rendering.text.best_marks`).
 
     The smallest value for a lower-is-better measure, else the largest, compared as shown (4 decimals): runs
     tied for best are all marked, and a column where every run shows the same value (or a single run) has

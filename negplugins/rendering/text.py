@@ -105,8 +105,9 @@ def markdown_text(text) -> str:
 
 def markdown_code(text) -> str:
     """Text shown as code in a Markdown table: ``<code>`` (backticks cannot close it), HTML-escaped without
-    touching quotes, ``|`` written ``&#124;`` so that it cannot split the cell."""
-    return "<code>" + html.escape(str(text), quote=False).replace("|", "&#124;") + "</code>"
+    touching quotes, ``|`` written ``&#124;`` so that it cannot split the cell, and whitespace runs as one space
+    (as HTML shows them in ``<code>``) so that a line break cannot end the table row."""
+    return "<code>" + html.escape(" ".join(str(text).split()), quote=False).replace("|", "&#124;") + "</code>"
 
 
 def markdown_href(href: str) -> str:
