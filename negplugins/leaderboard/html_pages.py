@@ -133,7 +133,7 @@ def html_page(record) -> str:
             tip = ""
             if test and test["mean_diff"] is not None:
                 ci = test["ci95"]
-                tip = (f" title=\"vs {_e(record['baseline'])}: diff {test['mean_diff']:+.4f}, 95% CI "
+                tip = (f" title=\"vs {_e(record['baseline'])}: diff {signed(test['mean_diff'])}, 95% CI "
                        f"[{number(ci[0])}, {number(ci[1])}], p (randomization, Holm) {number(test['p_randomization_holm'])}, "
                        f"n={test['n']}\"")
             classes = "num best" if run["name"] in best[m] else "num"
@@ -266,7 +266,7 @@ def _html_subsets(record, sources) -> list[str]:
         for run in record["runs"]:
             values = [run["subsets"].get(s, {}).get(m) for s in subsets]
             sub_rows.append(f"<tr><td><code>{_e(run['name'])}</code></td>" + "".join(
-                f"<td class=\"num\" data-value=\"{'' if v is None else f'{v:.6f}'}\">{number(v)}</td>" for v in values)
+                _num_cell(v) for v in values)
                 + "</tr>")
         if not sub_rows:
             sub_rows.append(f"<tr class=\"empty\"><td colspan=\"{len(subsets) + 1}\">No contributed run yet.</td></tr>")
@@ -303,17 +303,10 @@ def _html_doc_field(record) -> list[str]:
     rows = []
     for run in record["runs"]:
         d = run["doc_field"]
-        cells = [f"<td><code>{_e(run['name'])}</code></td>"]
-        for v in values:
-            x = d["shares"].get(v)
-            cells.append(f"<td class=\"num\" data-value=\"{'' if x is None else f'{x:.6f}'}\">{number(x)}</td>")
-        cells.append(f"<td>{stacked_bar(d['shares'], values, run['name'])}</td>")
-        if info["without"]:
-            x = run["overall"].get(primary)
-            cells.append(f"<td class=\"num\" data-value=\"{'' if x is None else f'{x:.6f}'}\">{number(x)}</td>")
-        for v in info["without"]:
-            x = d["without"][v]["overall"].get(primary)
-            cells.append(f"<td class=\"num\" data-value=\"{'' if x is None else f'{x:.6f}'}\">{number(x)}</td>")
+        cells = [f"<td><code>{_e(run['name'])}</code></td>", *(_num_cell(d["shares"].get(v)) for v in values),
+                 f"<td>{stacked_bar(d['shares'], values, run['name'])}</td>"]
+        cells += [_num_cell(run["overall"].get(primary))] if info["without"] else []
+        cells += [_num_cell(d["without"][v]["overall"].get(primary)) for v in info["without"]]
         rows.append(f"<tr data-run=\"{_e(run['name'])}\">" + "".join(cells) + "</tr>")
     out.append(f"<table id=\"doc-field\" class=\"sortable\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
                + "\n".join(rows) + "\n</tbody>\n</table>")
