@@ -19,7 +19,8 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["UserError", "OutputError", "UnknownDatasetError", "PATH_VARIABLES", "os_error_message", "describe_errno"]
+__all__ = ["UserError", "OutputError", "UnknownDatasetError", "PATH_VARIABLES", "os_error_message", "describe_errno",
+           "error_line"]
 
 
 class UserError(Exception):
@@ -155,3 +156,23 @@ def os_error_message(error: OSError, named: Iterable = (), variables: Iterable[s
 def _relative(path: Path, workdir) -> str:
     folder = _absolute(workdir) if workdir is not None else None
     return os.path.relpath(path, folder) if folder is not None and _within(path, folder) else str(path)
+
+
+#: A terminal colour code (Ray colours its messages).
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def error_line(error: BaseException, *, whole: bool = False) -> str:
+    """Another library's exception as one line of a message of the suite's own.
+
+    Terminal colour codes are removed. By default the first non-empty line, stripped: what went wrong, without
+    the traceback or hints a library prints below it (transformers, Ray). With ``whole``, every line joined by a
+    space, nothing left out (a reason recorded in a summary, where a hint on the second line is worth keeping).
+    The exception's type name when it has no message.
+    """
+    text = _COLOUR.sub("", str(error))
+    if whole:
+        text = " ".join(text.split("\n")).strip()
+        return text or type(error).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__

@@ -139,9 +139,12 @@ def test_no_import_of_another_modules_private_name():
 
 
 def test_data_flows_one_way():
-    """datasets -> runs -> evaluation -> leaderboard, MTEB's adapter, benchmarking on top: none imports a later one."""
+    """datasets -> runs -> evaluation -> leaderboard, MTEB's adapter, benchmarking on top: none imports a later one.
+
+    The renderer (``negplugins.rendering``) is under them all: every layer that writes text may use it.
+    """
     edges, _ = import_graph()
-    order = ["ir_datasets_ext", "negplugins.runners", "negplugins.evaluation", "negplugins.leaderboard",
+    order = ["negplugins.rendering", "ir_datasets_ext", "negplugins.runners", "negplugins.evaluation", "negplugins.leaderboard",
              "negplugins.mteb", "negplugins.benchmarking"]
 
     def layer(module):
@@ -151,6 +154,15 @@ def test_data_flows_one_way():
     backwards = [f"{source} -> {target}" for source, targets in edges.items() for target in targets
                  if layer(source) is not None and layer(target) is not None and layer(target) > layer(source)]
     assert not backwards, "imports against the data flow: " + ", ".join(sorted(backwards))
+
+
+def test_the_renderer_imports_nothing_of_the_suite():
+    """Numbers, escaping, JSON text, the HTML shell and the charts decide nothing: they need no other module."""
+    edges, _ = import_graph()
+    outside = [f"{source} -> {target}" for source, targets in edges.items() if source.startswith("negplugins.rendering")
+               for target in targets if not target.startswith("negplugins.rendering")]
+    assert any(source.startswith("negplugins.rendering.") for source in edges)  # the package is there to check
+    assert not outside, ", ".join(sorted(outside))
 
 
 if __name__ == "__main__":

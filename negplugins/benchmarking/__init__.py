@@ -3,6 +3,7 @@
 * :mod:`~negplugins.benchmarking.suite`: :func:`run_benchmark` runs each benchmark's protocol with a model,
   evaluates it and writes the runs, the results, a summary and a report;
 * :mod:`~negplugins.benchmarking.report`: the report (Markdown, HTML, SVG figure), rendered from the summary;
+  :mod:`~negplugins.benchmarking.card` decides what it says (context systems, where the model stands);
 * :mod:`~negplugins.benchmarking.commands`: the ``negplugins benchmark`` command.
 
 It sits above the runners and the evaluation (datasets -> runs -> evaluation -> benchmarking) and imports

@@ -64,7 +64,6 @@ All of it is checked before any work. ``contribute`` copies each run and its sid
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import time
@@ -74,13 +73,14 @@ from pathlib import Path
 from ir_datasets_ext.benchmark import PYSERINI_BM25
 
 from .. import datasets
-from ..errors import UserError
+from ..errors import UserError, error_line
 from ..io.files import atomic_writer
 from ..io.jsonfile import read_json
 from ..io.outputs import check_replaceable_file, check_run_output
 from ..io.sidecars import file_sha256, metadata_path, package_versions, read_metadata
 from ..measures.ranking import STOCK
 from ..options import MAX_BATCH_SIZE, check_int
+from ..rendering.text import json_text
 
 __all__ = ["RESULTS_FILE", "SUMMARY_FILE", "REPORT_FILES", "BenchmarkOutcome", "BenchmarkResult", "run_benchmark",
            "select_benchmarks", "write_report"]
@@ -299,10 +299,6 @@ def _our_json(path: Path, kind: str, max_bytes: int) -> dict | None:
     return record if isinstance(record, dict) and record.get("format") == kind else None
 
 
-def _json_text(record) -> str:
-    return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
 # -- progress ---------------------------------------------------------------------------------------
 
 class _Progress:
@@ -312,11 +308,6 @@ class _Progress:
     def say(self, text: str) -> None:
         if self.enabled:
             print(f"negplugins benchmark: {text}", file=sys.stderr, flush=True)
-
-
-def _first_line(error: BaseException) -> str:
-    text = " ".join(str(error).split("\n")).strip()
-    return text or type(error).__name__
 
 
 # -- reuse ------------------------------------------------------------------------------------------
@@ -561,7 +552,7 @@ def _evaluate(spec, dataset_id, run: Path, qrels, results: Path, ledger: _Ledger
               "qrels_sha256": qrels_sha, "primary": measures[0], "evaluation": evaluation.to_dict(),
               "ci95": evaluation_intervals(evaluation)}
     record["evaluation"]["run"] = run.name  # the file name only: the results do not depend on where they are
-    ledger.write(results, _json_text(record))
+    ledger.write(results, json_text(record))
     seconds = _timed(outcome, step, "ran", start)
     primary = evaluation.overall.get(measures[0])
     shown = "no value" if primary is None or primary != primary else f"{primary:.4f}"
@@ -891,7 +882,7 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         try:
             _, qrels = _probe(spec, dataset_id)
         except _unavailable_errors() as error:
-            outcome.reason = f"data not available: {_first_line(error)}"
+            outcome.reason = f"data not available: {error_line(error, whole=True)}"
             say(f"{head}: skipped, {outcome.reason}")
             continue
         _timed(outcome, "data", "ran", start)
@@ -930,6 +921,6 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         ledger.files[ledger.relative(path)] = file_sha256(path)
     mteb_files = _write_mteb_results(summary, output, ledger, say)
     summary_on_disk = dict(summary, files=dict(sorted(ledger.files.items())))
-    ledger.write(output / SUMMARY_FILE, _json_text(summary_on_disk))
+    ledger.write(output / SUMMARY_FILE, json_text(summary_on_disk))
     say(f"summary {output / SUMMARY_FILE}; report {output / REPORT_FILES[1]}")
     return BenchmarkResult(output, summary_on_disk, outcomes, [output / SUMMARY_FILE, *files, *mteb_files], mteb_files)

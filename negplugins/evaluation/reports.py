@@ -7,7 +7,7 @@
   query), or a test result against the baseline (``mean_diff``, ``ci95_low``, ``ci95_high``, ``p_t``,
   ``p_t_holm``, ``p_randomization``, ``p_randomization_holm``, ``n``);
 * ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best value of
-  each column is bold (:func:`best_marks`: the smallest for a lower-is-better measure, every run that
+  each column is bold (:func:`~negplugins.rendering.text.best_marks`: the smallest for a lower-is-better measure, every run that
   shows it, none when all runs show the same value) and a dagger marks a significant difference from the baseline (Holm-corrected
   randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05). Per-query values, the negation split and diagnostics are not written as
   LaTeX.
@@ -28,18 +28,16 @@ evaluation: table sections; in CSV, rows whose ``measure`` is ``share@K[FIELD=VA
 from __future__ import annotations
 
 import csv
-import html
 import io
 import math
-import re
 
 from ..errors import UserError
 from ..measures import lower_is_better
 from ..measures.ranking import TIE_HANDLING
+from ..rendering.text import best_marks, json_text, latex_text, number, p_value
 from .significance import ALPHA
 
-__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "best_marks", "ties_line", "markdown_text",
-           "markdown_code"]
+__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "ties_line"]
 
 FORMATS = ("table", "json", "csv", "latex")
 _TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm", "p_randomization",
@@ -47,15 +45,13 @@ _TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm",
 
 
 def _fmt(value, digits=4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.{digits}f}"
+    """A mean as the text table and LaTeX write it: ``n/a`` where there is none (LaTeX then writes ``--``)."""
+    return number(value, digits, missing="n/a")
 
 
 def _p(value) -> str:
-    if value is None or math.isnan(value):
-        return "n/a"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+    """A p-value as the text table writes it (``<0.0001``, ``n/a``)."""
+    return p_value(value, missing="n/a", below="<0.0001")
 
 
 def _grid(header, rows) -> str:
@@ -194,65 +190,6 @@ def _csv_value(value):
     return repr(float(value))
 
 
-def _latex_escape(text: str) -> str:
-    replacements = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-    return "".join(replacements.get(c, c) for c in str(text))
-
-
-#: An ``&`` that a Markdown renderer would read as the start of an entity (``&amp;``, ``&#39;``).
-_ENTITY_START = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-_MARKDOWN = {"<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`*_[]|"}}
-
-
-def markdown_text(text) -> str:
-    """Any text as one line of Markdown (a table cell, a list item) that renders as the text itself.
-
-    Whitespace runs become one space; ``<`` and ``>`` are written ``&lt;`` and ``&gt;`` (a name such as
-    ``<script>`` is shown, never run); Markdown's markup characters (``\\ ` * _ [ ] |``) and an ``&`` that would
-    start an entity are backslash-escaped. Everything else is kept as it is, apostrophes and ampersands
-    included: the generated Markdown reads as its text (no ``&amp;`` or ``&#x27;``). The one escaper of the
-    suite's generated Markdown (report card, leaderboards).
-    """
-    text = _ENTITY_START.sub("\x00", " ".join(str(text).split()))
-    return "".join(_MARKDOWN.get(c, c) for c in text).replace("\x00", "\\&")
-
-
-def markdown_code(text) -> str:
-    """Text shown as code in a Markdown table: ``<code>`` (backticks cannot close it), HTML-escaped without
-    touching quotes, ``|`` written ``&#124;`` so that it cannot split the cell."""
-    return "<code>" + html.escape(str(text), quote=False).replace("|", "&#124;") + "</code>"
-
-
-def best_marks(values, lower_is_better: bool = False, digits: int = 4) -> list[bool]:
-    """Which values of one column are marked best: the one rule of the LaTeX output and the leaderboards.
-
-    A value is marked when it shows, at ``digits`` decimals, as the best value does (the smallest for a
-    lower-is-better measure, else the largest): runs tied for best are all marked. A column whose values all
-    show the same (one run, or every run tied) has no best: nothing is marked. ``None`` and NaN never are.
-
-    Parameters
-    ----------
-    values : sequence of float or None
-        One measure's value for each run.
-    lower_is_better : bool
-        The measure is better when smaller.
-    digits : int
-        Decimals the values are shown with.
-
-    Returns
-    -------
-    list of bool
-        One flag per value.
-    """
-    shown = [None if v is None or math.isnan(v) else f"{v:.{digits}f}" for v in values]
-    present = [v for v, text in zip(values, shown) if text is not None]
-    if len({text for text in shown if text is not None}) < 2:
-        return [False] * len(values)
-    best = f"{(min(present) if lower_is_better else max(present)):.{digits}f}"
-    return [text == best for text in shown]
-
-
 def _latex(evaluations, tests, digits) -> str:
 
     measures = evaluations[0].measures
@@ -275,12 +212,12 @@ def _latex(evaluations, tests, digits) -> str:
         return text
 
     columns = "l" + ("l" if not several else "") + "r" * len(measures)
-    head = [("Run" if several else _latex_escape(evaluations[0].breakdown_field or "Subset"))]
+    head = [("Run" if several else latex_text(evaluations[0].breakdown_field or "Subset"))]
     lines = [rf"\begin{{tabular}}{{{'l' + 'r' * len(measures)}}}", r"\toprule",
-             " & ".join([*head, *(_latex_escape(m) for m in measures)]) + r" \\", r"\midrule"]
+             " & ".join([*head, *(latex_text(m) for m in measures)]) + r" \\", r"\midrule"]
     if several:
         for ev, test in zip(evaluations, tests):
-            label = _latex_escape(ev.label) + (" (baseline)" if test is None else "")
+            label = latex_text(ev.label) + (" (baseline)" if test is None else "")
             lines.append(" & ".join([label, *(cell(ev, test, m, ev.overall) for m in measures)]) + r" \\")
     else:
         ev = evaluations[0]
@@ -288,26 +225,26 @@ def _latex(evaluations, tests, digits) -> str:
         if ev.subsets:
             lines.append(r"\midrule")
             for name, values in ev.subsets.items():
-                lines.append(" & ".join([_latex_escape(name), *(cell(ev, None, m, values) for m in measures)]) + r" \\")
+                lines.append(" & ".join([latex_text(name), *(cell(ev, None, m, values) for m in measures)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     del columns
     if several and evaluations[0].subsets:
-        field = _latex_escape(evaluations[0].breakdown_field or "Subset")
+        field = latex_text(evaluations[0].breakdown_field or "Subset")
         lines += ["", rf"\begin{{tabular}}{{ll{'r' * len(measures)}}}", r"\toprule",
-                  " & ".join([field, "Run", *(_latex_escape(m) for m in measures)]) + r" \\", r"\midrule"]
+                  " & ".join([field, "Run", *(latex_text(m) for m in measures)]) + r" \\", r"\midrule"]
         names = list(evaluations[0].subsets)
         for i, name in enumerate(names):
             for j, ev in enumerate(evaluations):
                 values = ev.subsets.get(name, {})
-                first = _latex_escape(name) if j == 0 else ""
-                lines.append(" & ".join([first, _latex_escape(ev.label), *(cell(ev, None, m, values) for m in measures)])
+                first = latex_text(name) if j == 0 else ""
+                lines.append(" & ".join([first, latex_text(ev.label), *(cell(ev, None, m, values) for m in measures)])
                              + r" \\")
             if i < len(names) - 1:
                 lines.append(r"\midrule")
         lines += [r"\bottomrule", r"\end{tabular}"]
     if several:
         base = evaluations[[t is None for t in tests].index(True)].label
-        lines.append(f"% $^\\dagger$: differs from {_latex_escape(base)} (paired randomization test, Holm-corrected, "
+        lines.append(f"% $^\\dagger$: differs from {latex_text(base)} (paired randomization test, Holm-corrected, "
                      f"p < {ALPHA}); bold: best")
     return "\n".join(lines)
 
@@ -328,7 +265,7 @@ def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4,
         record = result.to_dict(per_query=per_query)
         if diagnostics is not None:
             record["diagnostics"] = diagnostics.to_dict()
-        return json_dumps(record)
+        return json_text(record).removesuffix("\n")  # every format is returned without its last newline
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -412,9 +349,3 @@ def _diagnostics_csv_rows(diag):
             for name, values in ev.negation.items():
                 for m in ev.measures:
                     yield [ev.label, f"({name})", "", m + suffix, "mean", _csv_value(values.get(m))]
-
-
-def json_dumps(record) -> str:
-    import json
-
-    return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False)

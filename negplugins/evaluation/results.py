@@ -6,12 +6,12 @@ Both turn into plain dicts and JSON (NaN as ``null``); the text formats are in
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..measures.ranking import STOCK
+from ..rendering.text import json_text
 
 __all__ = ["Evaluation", "Comparison", "clean_float"]
 
@@ -91,7 +91,7 @@ class Evaluation:
         return record
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+        return json_text(self.to_dict()).removesuffix("\n")
 
     def to_table(self, digits: int = 4) -> str:
         """A plain-text table: one row overall, then one row per subset."""
@@ -139,4 +139,4 @@ class Comparison:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+        return json_text(self.to_dict()).removesuffix("\n")

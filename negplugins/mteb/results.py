@@ -37,6 +37,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import datasets
+from ..rendering.text import json_text
 from . import naming
 
 __all__ = ["MtebUnavailable", "planned_paths", "result_files"]
@@ -151,12 +152,8 @@ def result_files(summary: dict, output, generator: str) -> list[tuple[Path, str]
         if record is None:
             continue
         TaskResult.model_validate(record)  # what mteb would not read is never written
-        files.append((naming.result_path(output, name, revision, spec), _json(record, indent=2)))
+        files.append((naming.result_path(output, name, revision, spec), json_text(record)))
     if files:
         folder = naming.results_folder(output, name, revision)
-        files.append((folder / naming.MODEL_META_FILE, _json(_model_meta(model, name, revision), indent=4)))
+        files.append((folder / naming.MODEL_META_FILE, json_text(_model_meta(model, name, revision), indent=4)))
     return files
-
-
-def _json(record: dict, indent: int) -> str:
-    return json.dumps(record, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"

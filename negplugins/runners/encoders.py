@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UserError
+from ..errors import UserError, error_line
 from ..io.sidecars import file_sha256
 
 __all__ = ["BACKENDS", "BACKEND_DTYPES", "DEFAULT_MODEL_ALIASES", "DEFAULT_MODEL_NAME", "DTYPES", "DenseEncoder",
@@ -151,11 +151,6 @@ def _display_name(path: Path) -> str:
     return name
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
-
-
 def resolve_model(model: str | os.PathLike | None) -> ModelRef:
     """Resolve a model folder or Hugging Face id to its local files, without any download.
 
@@ -242,7 +237,7 @@ def model_load_errors() -> tuple[type[BaseException], ...]:
 
 
 def load_error(ref: ModelRef, error: BaseException, what: str) -> UserError:
-    return UserError(f"model {ref.id!r} cannot be loaded as a {what} offline: {_first_line(error)}")
+    return UserError(f"model {ref.id!r} cannot be loaded as a {what} offline: {error_line(error)}")
 
 
 def quiet_transformers() -> None:
@@ -555,7 +550,7 @@ def check_device_dtype(device: str, dtype: str) -> list[str]:
         torch.nn.functional.layer_norm(torch.nn.functional.gelu(layer(x)), (8,)).softmax(-1).sum().item()
     except (RuntimeError, TypeError) as error:
         raise UserError(f"--dtype {dtype} --device {device}: PyTorch {torch.__version__} cannot run it "
-                        f"({_first_line(error)}); use --dtype float32") from None
+                        f"({error_line(error)}); use --dtype float32") from None
     notes = []
     if device == "cpu" and dtype == "float16":
         notes.append("--dtype float16 on the CPU: PyTorch runs it, mostly more slowly than float32; bfloat16 or "

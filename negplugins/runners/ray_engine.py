@@ -47,7 +47,7 @@ import numpy as np
 
 from .. import datasets
 from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
-from ..errors import UserError
+from ..errors import UserError, error_line
 from ..io.interrupts import keep_signal_handlers
 from ..options import check_int
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline, sentence_transformers_batches
@@ -162,7 +162,7 @@ def _session(engine: RayEngine):
         raise
     except Exception as error:  # noqa: BLE001 - Ray raises plain Exception too ("The current node timed out ...")
         where = f"--ray-address {engine.address}" if engine.address else "a local Ray"
-        raise UserError(f"{where}: Ray could not be started or joined ({_first_line(error)}); check that its "
+        raise UserError(f"{where}: Ray could not be started or joined ({error_line(error)}); check that its "
                         f"processes may start here (a raylet killed or too slow to start on a loaded machine "
                         f"gives this), then run the command again") from None
     try:
@@ -194,11 +194,6 @@ def _quiet(ray) -> None:
     for handler in logging.getLogger("ray.data").handlers:
         if handler.get_name() == "console":
             handler.setLevel(logging.CRITICAL)
-
-
-def _first_line(error: BaseException) -> str:
-    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
 
 
 _RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)): (.+)$")
@@ -441,7 +436,7 @@ def _iterate(build, what: str) -> Iterator[dict]:
         if raised is not None and raised[0] in _user_error_names():  # bad input met by a worker (a model file)
             failure = UserError(raised[1])
         else:
-            name, message = raised or (type(error).__name__, _first_line(error))
+            name, message = raised or (type(error).__name__, error_line(error))
             failure = RayJobError(f"the Ray job failed ({name}: {message}); {what}")
     dataset = None
     if failure is not None:

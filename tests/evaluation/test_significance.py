@@ -106,9 +106,9 @@ def test_one_significance_level():
     from pathlib import Path
 
     from negplugins.evaluation import reports, significance
-    from negplugins.leaderboard import render
+    from negplugins.leaderboard import board
 
-    assert significance.ALPHA == 0.05 and reports.ALPHA is significance.ALPHA and render.ALPHA is significance.ALPHA
+    assert significance.ALPHA == 0.05 and reports.ALPHA is significance.ALPHA and board.ALPHA is significance.ALPHA
     root = Path(significance.__file__).resolve().parents[1]
     literals = [f"{path.relative_to(root)}:{node.lineno}" for path in sorted(root.rglob("*.py"))
                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
@@ -116,7 +116,7 @@ def test_one_significance_level():
     assert literals == []
     marked = {"vs_baseline": {"m": {"p_randomization_holm": 0.0499}}}
     unmarked = {"vs_baseline": {"m": {"p_randomization_holm": 0.05}}}
-    assert render._marker(marked, "m") and not render._marker(unmarked, "m")
+    assert board.differs_from_baseline(marked, "m") and not board.differs_from_baseline(unmarked, "m")
 
 
 def test_evaluation_intervals_are_t_intervals_and_count_a_nevir_pair_once(tmp_path):

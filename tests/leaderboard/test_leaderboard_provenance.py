@@ -144,11 +144,9 @@ def test_wins_losses_ties_follow_lower_is_better():
 
 
 def _chart(subsets, runs):
-    from negplugins.leaderboard.render import _bar_chart
+    from negplugins.rendering.charts import grouped_bar_chart
 
-    record = {"runs": [{"name": f"r{i}", "subsets": {s: {"m": 0.5} for s in subsets}} for i in range(runs)],
-              "subsets": {s: 10 for s in subsets}, "breakdown_field": "kind"}
-    return _bar_chart(record, "m")
+    return grouped_bar_chart("m per kind", subsets, [(f"r{i}", [0.5] * len(subsets)) for i in range(runs)])
 
 
 def _label_boxes(svg):
