@@ -2,10 +2,11 @@
 
 A dataset family (``comlq``, ``excluir``, ...) declares one :class:`Benchmark` next to its ir_datasets
 wiring, as ir_datasets keeps ``NAME`` and ``QREL_DEFS`` beside each family, and registers it with
-:func:`register_benchmark`. Everything else reads the spec: the default measures and subsets of
+:func:`register_benchmark`. The numbers its paper reports are data, not code: ``etc/reported/<name>.csv``,
+read by :func:`read_reported`. Everything else reads the spec: the default measures and subsets of
 ``negplugins evaluate``, the leaderboard pages and their index, the command line's help and the README's
 benchmark table and default measures (rendered by ``negplugins.benchmarks_doc``). Adding a benchmark touches its
-dataset module, its docs YAML and its tests, nothing else; the README's generated blocks are then refreshed with
+dataset module, its docs YAML, its files in ``etc/`` and its tests, nothing else; the README's generated blocks are then refreshed with
 ``python -m negplugins.benchmarks_doc --write README.md`` (a test fails until they are).
 
 The citation is not repeated here: it is the ``bibtex`` of the family's docs YAML (what ir_datasets shows),
@@ -14,12 +15,15 @@ read by :meth:`Benchmark.citation`.
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 import pkgutil
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable, Mapping
 
 __all__ = ["Benchmark", "Baseline", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES",
-           "PROTOCOLS", "PYSERINI_BM25", "format_reported"]
+           "PROTOCOLS", "PYSERINI_BM25", "format_reported", "read_reported"]
 
 #: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
 GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
@@ -69,6 +73,79 @@ class Reported:
     def printed(self) -> str:
         """The value as the paper prints it, as a fraction (``0.340``, not ``0.34``): :func:`format_reported`."""
         return format_reported(self.value, self.decimals)
+
+
+#: The folder of the papers' numbers in this package: one CSV per benchmark, ``<name>.csv``, one row per number,
+#: the columns named as the fields of :class:`Reported` (an empty ``subset`` or ``decimals`` cell is None).
+REPORTED_FOLDER = "etc/reported"
+
+
+def read_reported(name: str) -> tuple[Reported, ...]:
+    """The numbers benchmark ``name``'s paper reports, from ``etc/reported/<name>.csv`` in this package.
+
+    The file is package data (found in a wheel and in an editable install alike). Each row is checked as the
+    keyword arguments of a literal ``Reported(...)`` were: the header names every field of :class:`Reported`
+    once; ``system``, ``measure``, ``value``, ``dataset`` and ``source`` are filled; ``value`` is a fraction
+    (-1 to 1), ``decimals`` empty or a non-negative integer; no number is recorded twice (system, measure,
+    dataset, subset). ``tests/test_reported_numbers.py`` then finds each number in its paper's text.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file, the line, the column and what was expected.
+    """
+    path = f"{REPORTED_FOLDER}/{name}.csv"
+    try:
+        data = pkgutil.get_data("ir_datasets_ext", path)
+    except FileNotFoundError:
+        raise ValueError(f"ir_datasets_ext/{path}: not found (the papers' numbers of benchmark {name!r})") from None
+    return parse_reported(data.decode("utf-8"), f"ir_datasets_ext/{path}")
+
+
+def parse_reported(text: str, where: str) -> tuple[Reported, ...]:
+    """The :class:`Reported` rows of a CSV text in the layout of :func:`read_reported` (``where`` names it in
+    errors), checked as :func:`read_reported` says."""
+    rows = csv.reader(io.StringIO(text, newline=""))
+    columns = [f.name for f in fields(Reported)]
+    header = next(rows, [])
+    if header != columns:
+        raise ValueError(f"{where}:1: the header is {','.join(header)!r}, expected {','.join(columns)!r}")
+    numbers, seen = [], {}
+    for line, cells in enumerate(rows, start=2):
+        if len(cells) != len(columns):
+            raise ValueError(f"{where}:{line}: {len(cells)} cells, expected {len(columns)} ({', '.join(columns)})")
+        row = dict(zip(columns, cells))
+        for column in ("system", "measure", "value", "dataset", "source"):
+            if not row[column].strip():
+                raise ValueError(f"{where}:{line}: column {column} is empty")
+        reported = Reported(system=row["system"], measure=row["measure"], dataset=row["dataset"],
+                            value=_cell_number(row["value"], float, where, line, "value"),
+                            subset=row["subset"] or None, source=row["source"], note=row["note"],
+                            decimals=_cell_number(row["decimals"], int, where, line, "decimals")
+                            if row["decimals"] else None)
+        if not -1 <= reported.value <= 1:
+            raise ValueError(f"{where}:{line}: value {row['value']} is not a fraction (-1 to 1; 50.5 % is 0.505)")
+        if reported.decimals is not None and reported.decimals < 0:
+            raise ValueError(f"{where}:{line}: decimals {row['decimals']} is negative")
+        key = (reported.system, reported.measure, reported.dataset, reported.subset)
+        if key in seen:
+            raise ValueError(f"{where}:{line}: {reported.system} {reported.measure} on {reported.dataset}"
+                             f"{' ' + reported.subset if reported.subset else ''} is recorded on line {seen[key]} "
+                             "already")
+        seen[key] = line
+        numbers.append(reported)
+    return tuple(numbers)
+
+
+def _cell_number(text: str, kind: type, where: str, line: int, column: str):
+    try:
+        number = kind(text)
+    except ValueError:
+        number = None
+    if number is None or (kind is float and not math.isfinite(number)):
+        raise ValueError(f"{where}:{line}: column {column} holds {text!r}, expected "
+                         f"{'a number' if kind is float else 'an integer'}")
+    return number
 
 
 def format_reported(value: float | None, decimals: int | None = None) -> str:
@@ -170,7 +247,7 @@ class Benchmark:
     docs : str
         The docs YAML, relative to this package, whose ``_`` entry holds the citation.
     reported : tuple of Reported
-        The numbers its paper reports, for reference rows beside the leaderboards.
+        The numbers its paper reports, for reference rows beside the leaderboards (``read_reported(name)``).
     reproduction_notes : mapping
         Why the suite's number for a system of the paper differs from the paper's, system (as in
         :attr:`Reported.system`) -> one paragraph of facts (the reproduction page shows it beside the gap).

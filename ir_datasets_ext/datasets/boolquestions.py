@@ -20,10 +20,9 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
+from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..download import VerifiedDownload
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
-from .boolquestions_reported import REPORTED
 
 NAME = "boolquestions"
 
@@ -63,7 +62,7 @@ SPEC = register_benchmark(Benchmark(
     subsets=QUESTION_TYPES,
     negatives="the question's negative passages",
     docs=f"docs/{NAME}.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     negation_split=("question_type", ("not",)),
     # full-corpus retrieval on both corpora, as the paper's tables; its measures look at the top 10
     protocol="retrieval",

@@ -14,10 +14,9 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Baseline, Benchmark, register_benchmark
+from ..benchmark import Baseline, Benchmark, read_reported, register_benchmark
 from ..download import VerifiedDownload, ZipMember
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
-from .comlq_reported import REPORTED
 
 NAME = "comlq"
 
@@ -100,7 +99,7 @@ SPEC = register_benchmark(Benchmark(
     measures_hook=default_measures,
     measures_note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
                   "mixes in queries without negation, such as `comlq`)",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     # the paper retrieves the top 100 passages (its LSNC@100; the authors' evaluate_bm25.py: similarity_top_k=100)
     protocol="retrieval",
     depth=100,

@@ -25,11 +25,10 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
+from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..disk import check_free_space, give_usual_permissions
 from ..download import VerifiedDownload
 from ..util import Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register, require_fields
-from .dureader_retrieval_reported import REPORTED
 
 NAME = "dureader-retrieval"
 BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror
@@ -49,7 +48,7 @@ SPEC = register_benchmark(Benchmark(
     paper_names={"RR@10": "MRR@10", "Success@1": "Recall@1", "Success@50": "Recall@50"},
     language="zh",
     docs="docs/dureader_retrieval.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     # the paper's Recall@50, and its cross-encoders rerank the top 50 of the first stage
     protocol="retrieval",
     depth=50,

@@ -18,12 +18,11 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
+from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import VerifiedDownload
 from ..gdrive import GoogleDriveSource
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
-from .excluir_reported import REPORTED
 
 NAME = "excluir"
 
@@ -44,7 +43,7 @@ SPEC = register_benchmark(Benchmark(
     paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10", "RightRank@10": "Right Rank@10"},
     negatives="the document the query excludes",
     docs=f"docs/{NAME}.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     # full-corpus retrieval; the paper's measures look at the top 10 at most (R@1, MRR@10, Right Rank@10)
     protocol="retrieval",
     depth=100,

@@ -24,11 +24,10 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
+from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import VerifiedDownload
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register, require_fields
-from .nevir_reported import REPORTED
 
 NAME = "nevir"
 
@@ -54,7 +53,7 @@ SPEC = register_benchmark(Benchmark(
     paper_names={"PairedAcc": "paired accuracy"},
     negatives="the pair's other document",
     docs=f"docs/{NAME}.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     reproduction_notes={
         "all-mpnet-base-v2": "Reproduced: 0.0810 (112 of the 1,383 pairs) against the paper's 0.081, on the derived "
                              "copy of the test pairs (nevir/derived/NevIR_test_final.json; the release's test.jsonl "
