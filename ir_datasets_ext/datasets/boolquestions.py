@@ -21,7 +21,7 @@ from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..benchmark import Benchmark, read_reported, register_benchmark
-from ..download import VerifiedDownload
+from ..download import pinned_download
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
 
 NAME = "boolquestions"
@@ -31,7 +31,6 @@ _logger = logging.getLogger(__name__)
 #: The HF commit is only known by its prefix 084b967, so the URLs use ``resolve/main``; the SHA-256 seen
 #: at the first download is recorded and enforced afterwards (trust on first use).
 REVISION = "main"
-BASE_URL = f"https://huggingface.co/datasets/ustc-zhangzm/BoolQuestions/resolve/{REVISION}"
 
 QUESTION_TYPES = ("and", "or", "not")
 
@@ -85,11 +84,9 @@ MSMARCO_PASSAGES = 8_841_823
 MSMARCO_QUESTIONS = 1151
 
 
-def _download(folder, file):
-    return VerifiedDownload(benchmark=NAME, file=f"{folder}/{file}", url=f"{BASE_URL}/{folder}/{file}")
-
-
-_FILES = {name: {"eval": _download(folder, "eval.json"), "corpus": _download(folder, "corpus.jsonl")}
+#: Registered corpus name -> its release files (``eval``, ``corpus``), pinned in etc/downloads.json.
+_FILES = {name: {"eval": pinned_download(NAME, f"{folder}/eval.json"),
+                 "corpus": pinned_download(NAME, f"{folder}/corpus.jsonl")}
           for name, (folder, _) in CORPORA.items()}
 
 

@@ -15,12 +15,12 @@ from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..benchmark import Baseline, Benchmark, read_reported, register_benchmark
-from ..download import VerifiedDownload, ZipMember
+from ..download import ZipMember, pinned_download
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "comlq"
 
-#: The commit of github.com/xgl-git/ComLQR-main the release file is read from.
+#: The commit of github.com/xgl-git/ComLQR-main the release file is read from (its URL in etc/downloads.json).
 REVISION = "93d321997cad1306d64f2587a3ffba832dda87a7"
 
 QREL_DEFS = {
@@ -123,15 +123,8 @@ DOC_ORIGINS = (
     (17975, 21250, "generated"),  # passages written by GPT-4o, with hallucinations
 )
 
-# dataset.zip at the root of github.com/xgl-git/ComLQR-main, unchanged since commit 1a738f1.
-_RELEASE = VerifiedDownload(
-    benchmark=NAME,
-    file="dataset.zip",
-    url=f"https://github.com/xgl-git/ComLQR-main/raw/{REVISION}/dataset.zip",
-    md5="cefc6d391dc416546fdddb0f217c4c7c",
-    sha256="b893a9f4bc71dcb0675b8a90915138dbdcf14634968b953f9cab433f8ff00dce",
-    size=3380755,
-)
+# dataset.zip at the root of github.com/xgl-git/ComLQR-main (at REVISION), unchanged since commit 1a738f1.
+_RELEASE = pinned_download(NAME, "dataset.zip")
 
 
 class ComLQDoc(NamedTuple):
