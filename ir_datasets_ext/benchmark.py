@@ -19,19 +19,24 @@ import csv
 import io
 import math
 import pkgutil
+import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Callable, Mapping
 
 __all__ = ["Benchmark", "Baseline", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES",
-           "PROTOCOLS", "PYSERINI_BM25", "format_reported", "read_reported"]
+           "GENERIC_MAIN_MEASURE", "PROTOCOLS", "PYSERINI_BM25", "format_reported", "read_reported", "main_measure"]
 
 #: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
 GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
+#: The main measure of such a dataset (its leaderboard's primary column).
+GENERIC_MAIN_MEASURE = "nDCG@10"
 
 #: How a benchmark's paper evaluates a system (:attr:`Benchmark.protocol`): ``retrieval`` ranks the whole corpus
 #: for each query (a dense model directly, or BM25 then a reranker) and keeps the top :attr:`Benchmark.depth`;
 #: ``pairs`` scores each query's own candidate documents (the dataset's scoreddocs: NevIR's two documents).
 PROTOCOLS = ("retrieval", "pairs")
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*(/[a-z0-9_.-]+)*")
 
 
 @dataclass(frozen=True)
@@ -233,7 +238,10 @@ class Benchmark:
     datasets : tuple of str
         The registered ids worth listing, whole benchmark first (the README table and docs).
     measures : tuple of str
-        Default measures in the paper's order (ir_measures syntax); the first is the leaderboards' primary.
+        Default measures in the paper's order (ir_measures syntax, as the suite's evaluation names them).
+    main_measure : str
+        The benchmark's headline measure, one of :attr:`measures` (as MTEB's ``TaskMetadata.main_score``): the
+        leaderboards' primary column and sort key, the report card's number, MTEB's ``main_score``.
     paper_names : mapping
         The paper's name for a measure where it differs from the suite's (``{"RR@10": "MRR@10"}``).
     subset_field : str, optional
@@ -300,6 +308,7 @@ class Benchmark:
     paper_url: str
     datasets: tuple[str, ...]
     measures: tuple[str, ...]
+    main_measure: str = ""
     paper_names: Mapping[str, str] = field(default_factory=dict)
     subset_field: str | None = None
     subsets: tuple[str, ...] = ()
@@ -324,6 +333,7 @@ class Benchmark:
     reported_decimals: int | None = None
 
     def __post_init__(self):
+        self._check_fields()
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"benchmark {self.name!r}: protocol {self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
         if not (isinstance(self.depth, int) and self.depth >= 1):
@@ -338,6 +348,56 @@ class Benchmark:
         if self.reported_decimals is not None:  # each number printed with the paper's digits
             object.__setattr__(self, "reported", tuple(
                 r if r.decimals is not None else replace(r, decimals=self.reported_decimals) for r in self.reported))
+
+    def _check_fields(self) -> None:
+        """Each field holds what its description says; a ValueError names the spec and the field otherwise."""
+        if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
+            raise ValueError(f"benchmark {self.name!r}: name is not a dataset id family (lowercase, digits, -_./)")
+        for name in ("title", "summary", "paper", "paper_url", "data_url", "negatives", "language", "measures_note",
+                     "license", "data_revision"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"benchmark {self.name!r}: {name} is {getattr(self, name)!r}, expected text")
+        if not self.title.strip():
+            raise ValueError(f"benchmark {self.name!r}: title is empty")
+        for name in ("datasets", "measures", "subsets", "doc_field_without", "protocol_datasets", "not_reproduced"):
+            value = getattr(self, name)
+            if not (isinstance(value, tuple) and all(isinstance(item, str) and item for item in value)):
+                raise ValueError(f"benchmark {self.name!r}: {name} is {value!r}, expected a tuple of names")
+            if len(set(value)) != len(value):
+                raise ValueError(f"benchmark {self.name!r}: {name} names one twice ({', '.join(value)})")
+        if not self.measures:
+            raise ValueError(f"benchmark {self.name!r}: measures is empty (the paper's measures, main one included)")
+        if not self.main_measure:
+            raise ValueError(f"benchmark {self.name!r}: main_measure is not given (its headline measure, one of "
+                             f"{', '.join(self.measures)})")
+        if self.main_measure not in self.measures:
+            raise ValueError(f"benchmark {self.name!r}: main_measure {self.main_measure!r} is not one of its measures "
+                             f"({', '.join(self.measures)})")
+        unknown = [m for m in self.paper_names if m not in self.measures]
+        if unknown:
+            raise ValueError(f"benchmark {self.name!r}: paper_names names {unknown[0]!r}, not one of its measures")
+        foreign = [d for d in self.datasets + self.protocol_datasets if not self.owns(d)]
+        if foreign:
+            raise ValueError(f"benchmark {self.name!r}: datasets or protocol_datasets name {foreign[0]!r}, which is "
+                             f"not {self.name} nor below it")
+        if self.subsets and not self.subset_field:
+            raise ValueError(f"benchmark {self.name!r}: subsets without a subset_field (which query field?)")
+        if self.doc_field_without and not self.doc_field:
+            raise ValueError(f"benchmark {self.name!r}: doc_field_without without a doc_field")
+        if self.negation_split is not None and not (
+                isinstance(self.negation_split, tuple) and len(self.negation_split) == 2
+                and isinstance(self.negation_split[0], str) and isinstance(self.negation_split[1], tuple)):
+            raise ValueError(f"benchmark {self.name!r}: negation_split is {self.negation_split!r}, expected "
+                             "(query field, tuple of values)")
+        if bool(self.measures_note) and self.measures_hook is None:
+            raise ValueError(f"benchmark {self.name!r}: measures_note without a measures_hook (what adds it?)")
+        for reported in self.reported:
+            if not isinstance(reported, Reported):
+                raise ValueError(f"benchmark {self.name!r}: reported holds {reported!r}, expected Reported numbers")
+            if not self.owns(reported.dataset) or (reported.subset is not None and reported.subset not in self.subsets):
+                raise ValueError(f"benchmark {self.name!r}: reported number {reported.system} {reported.measure} "
+                                 f"({reported.source}) is on {reported.dataset} {reported.subset or ''}, not on a "
+                                 "dataset or subset of the benchmark")
 
     def computed_baselines(self) -> tuple[Baseline, ...]:
         """The baselines the report card computes: :data:`PYSERINI_BM25` for a ``retrieval`` benchmark, then
@@ -398,6 +458,15 @@ class Benchmark:
 
 
 _BENCHMARKS: dict[str, Benchmark] = {}
+
+
+def main_measure(dataset_id: str, measures=None) -> str:
+    """The main measure of ``dataset_id``: its benchmark's :attr:`Benchmark.main_measure`, else
+    :data:`GENERIC_MAIN_MEASURE`; given the ``measures`` an evaluation computed, the first of them where they
+    leave that one out (a user's own choice of measures)."""
+    spec = benchmark_of(dataset_id)
+    main = spec.main_measure if spec is not None else GENERIC_MAIN_MEASURE
+    return measures[0] if measures and main not in measures else main
 
 
 def register_benchmark(spec: Benchmark) -> Benchmark:

@@ -56,6 +56,7 @@ SPEC = register_benchmark(Benchmark(
     datasets=(f"{NAME}/msmarco", f"{NAME}/nq", f"{NAME}/<corpus>/and", f"{NAME}/<corpus>/or", f"{NAME}/<corpus>/not"),
     # the authors' MRR@10 (questions with a positive) and NegRecall@10 (passages listed as both count as negatives)
     measures=("PosRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10"),
+    main_measure="PosRR@10",
     paper_names={"PosRR@10": "MRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10": "NegRecall@10"},
     subset_field="question_type",
     subsets=QUESTION_TYPES,

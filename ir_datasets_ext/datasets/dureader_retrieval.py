@@ -44,6 +44,7 @@ SPEC = register_benchmark(Benchmark(
     data_url="https://github.com/baidu/DuReader/tree/master/DuReader-Retrieval",
     datasets=(f"{NAME}/dev", f"{NAME}/dev-100k"),
     measures=("RR@10", "Success@1", "Success@50"),
+    main_measure="RR@10",
     # the paper's Recall@k is whether any relevant passage is in the top k: ir_measures' Success@k
     paper_names={"RR@10": "MRR@10", "Success@1": "Recall@1", "Success@50": "Recall@50"},
     language="zh",

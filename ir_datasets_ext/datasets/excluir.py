@@ -40,6 +40,7 @@ SPEC = register_benchmark(Benchmark(
     data_url="https://github.com/zwh-sdu/ExcluIR",
     datasets=(f"{NAME}/test",),
     measures=("R@1", "RR@10", "DeltaR@1", "DeltaMRR@10", "RightRank@10"),
+    main_measure="R@1",
     paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10", "RightRank@10": "Right Rank@10"},
     negatives="the document the query excludes",
     docs=f"docs/{NAME}.yaml",

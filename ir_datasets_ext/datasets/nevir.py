@@ -50,6 +50,7 @@ SPEC = register_benchmark(Benchmark(
     data_url="https://huggingface.co/datasets/orionweller/NevIR",
     datasets=(f"{NAME}/train", f"{NAME}/dev", f"{NAME}/test"),
     measures=("PairedAcc",),
+    main_measure="PairedAcc",
     paper_names={"PairedAcc": "paired accuracy"},
     negatives="the pair's other document",
     docs=f"docs/{NAME}.yaml",
