@@ -2,10 +2,11 @@
 
 A dataset family (``comlq``, ``excluir``, ...) declares one :class:`Benchmark` next to its ir_datasets
 wiring, as ir_datasets keeps ``NAME`` and ``QREL_DEFS`` beside each family, and registers it with
-:func:`register_benchmark`. Everything else reads the spec: the default measures and subsets of
+:func:`register_benchmark`. The numbers its paper reports are data, not code: ``etc/reported/<name>.csv``,
+read by :func:`read_reported`. Everything else reads the spec: the default measures and subsets of
 ``negplugins evaluate``, the leaderboard pages and their index, the command line's help and the README's
 benchmark table and default measures (rendered by ``negplugins.benchmarks_doc``). Adding a benchmark touches its
-dataset module, its docs YAML and its tests, nothing else; the README's generated blocks are then refreshed with
+dataset module, its docs YAML, its files in ``etc/`` and its tests, nothing else; the README's generated blocks are then refreshed with
 ``python -m negplugins.benchmarks_doc --write README.md`` (a test fails until they are).
 
 The citation is not repeated here: it is the ``bibtex`` of the family's docs YAML (what ir_datasets shows),
@@ -14,20 +15,28 @@ read by :meth:`Benchmark.citation`.
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 import pkgutil
-from dataclasses import dataclass, field, replace
+import re
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable, Mapping
 
 __all__ = ["Benchmark", "Baseline", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES",
-           "PROTOCOLS", "PYSERINI_BM25", "format_reported"]
+           "GENERIC_MAIN_MEASURE", "PROTOCOLS", "PYSERINI_BM25", "format_reported", "read_reported", "main_measure"]
 
 #: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
 GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
+#: The main measure of such a dataset (its leaderboard's primary column).
+GENERIC_MAIN_MEASURE = "nDCG@10"
 
 #: How a benchmark's paper evaluates a system (:attr:`Benchmark.protocol`): ``retrieval`` ranks the whole corpus
 #: for each query (a dense model directly, or BM25 then a reranker) and keeps the top :attr:`Benchmark.depth`;
 #: ``pairs`` scores each query's own candidate documents (the dataset's scoreddocs: NevIR's two documents).
 PROTOCOLS = ("retrieval", "pairs")
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*(/[a-z0-9_.-]+)*")
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,79 @@ class Reported:
     def printed(self) -> str:
         """The value as the paper prints it, as a fraction (``0.340``, not ``0.34``): :func:`format_reported`."""
         return format_reported(self.value, self.decimals)
+
+
+#: The folder of the papers' numbers in this package: one CSV per benchmark, ``<name>.csv``, one row per number,
+#: the columns named as the fields of :class:`Reported` (an empty ``subset`` or ``decimals`` cell is None).
+REPORTED_FOLDER = "etc/reported"
+
+
+def read_reported(name: str) -> tuple[Reported, ...]:
+    """The numbers benchmark ``name``'s paper reports, from ``etc/reported/<name>.csv`` in this package.
+
+    The file is package data (found in a wheel and in an editable install alike). Each row is checked as the
+    keyword arguments of a literal ``Reported(...)`` were: the header names every field of :class:`Reported`
+    once; ``system``, ``measure``, ``value``, ``dataset`` and ``source`` are filled; ``value`` is a fraction
+    (-1 to 1), ``decimals`` empty or a non-negative integer; no number is recorded twice (system, measure,
+    dataset, subset). ``tests/test_reported_numbers.py`` then finds each number in its paper's text.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file, the line, the column and what was expected.
+    """
+    path = f"{REPORTED_FOLDER}/{name}.csv"
+    try:
+        data = pkgutil.get_data("ir_datasets_ext", path)
+    except FileNotFoundError:
+        raise ValueError(f"ir_datasets_ext/{path}: not found (the papers' numbers of benchmark {name!r})") from None
+    return parse_reported(data.decode("utf-8"), f"ir_datasets_ext/{path}")
+
+
+def parse_reported(text: str, where: str) -> tuple[Reported, ...]:
+    """The :class:`Reported` rows of a CSV text in the layout of :func:`read_reported` (``where`` names it in
+    errors), checked as :func:`read_reported` says."""
+    rows = csv.reader(io.StringIO(text, newline=""))
+    columns = [f.name for f in fields(Reported)]
+    header = next(rows, [])
+    if header != columns:
+        raise ValueError(f"{where}:1: the header is {','.join(header)!r}, expected {','.join(columns)!r}")
+    numbers, seen = [], {}
+    for line, cells in enumerate(rows, start=2):
+        if len(cells) != len(columns):
+            raise ValueError(f"{where}:{line}: {len(cells)} cells, expected {len(columns)} ({', '.join(columns)})")
+        row = dict(zip(columns, cells))
+        for column in ("system", "measure", "value", "dataset", "source"):
+            if not row[column].strip():
+                raise ValueError(f"{where}:{line}: column {column} is empty")
+        reported = Reported(system=row["system"], measure=row["measure"], dataset=row["dataset"],
+                            value=_cell_number(row["value"], float, where, line, "value"),
+                            subset=row["subset"] or None, source=row["source"], note=row["note"],
+                            decimals=_cell_number(row["decimals"], int, where, line, "decimals")
+                            if row["decimals"] else None)
+        if not -1 <= reported.value <= 1:
+            raise ValueError(f"{where}:{line}: value {row['value']} is not a fraction (-1 to 1; 50.5 % is 0.505)")
+        if reported.decimals is not None and reported.decimals < 0:
+            raise ValueError(f"{where}:{line}: decimals {row['decimals']} is negative")
+        key = (reported.system, reported.measure, reported.dataset, reported.subset)
+        if key in seen:
+            raise ValueError(f"{where}:{line}: {reported.system} {reported.measure} on {reported.dataset}"
+                             f"{' ' + reported.subset if reported.subset else ''} is recorded on line {seen[key]} "
+                             "already")
+        seen[key] = line
+        numbers.append(reported)
+    return tuple(numbers)
+
+
+def _cell_number(text: str, kind: type, where: str, line: int, column: str):
+    try:
+        number = kind(text)
+    except ValueError:
+        number = None
+    if number is None or (kind is float and not math.isfinite(number)):
+        raise ValueError(f"{where}:{line}: column {column} holds {text!r}, expected "
+                         f"{'a number' if kind is float else 'an integer'}")
+    return number
 
 
 def format_reported(value: float | None, decimals: int | None = None) -> str:
@@ -156,7 +238,10 @@ class Benchmark:
     datasets : tuple of str
         The registered ids worth listing, whole benchmark first (the README table and docs).
     measures : tuple of str
-        Default measures in the paper's order (ir_measures syntax); the first is the leaderboards' primary.
+        Default measures in the paper's order (ir_measures syntax, as the suite's evaluation names them).
+    main_measure : str
+        The benchmark's headline measure, one of :attr:`measures` (as MTEB's ``TaskMetadata.main_score``): the
+        leaderboards' primary column and sort key, the report card's number, MTEB's ``main_score``.
     paper_names : mapping
         The paper's name for a measure where it differs from the suite's (``{"RR@10": "MRR@10"}``).
     subset_field : str, optional
@@ -170,7 +255,7 @@ class Benchmark:
     docs : str
         The docs YAML, relative to this package, whose ``_`` entry holds the citation.
     reported : tuple of Reported
-        The numbers its paper reports, for reference rows beside the leaderboards.
+        The numbers its paper reports, for reference rows beside the leaderboards (``read_reported(name)``).
     reproduction_notes : mapping
         Why the suite's number for a system of the paper differs from the paper's, system (as in
         :attr:`Reported.system`) -> one paragraph of facts (the reproduction page shows it beside the gap).
@@ -223,6 +308,7 @@ class Benchmark:
     paper_url: str
     datasets: tuple[str, ...]
     measures: tuple[str, ...]
+    main_measure: str = ""
     paper_names: Mapping[str, str] = field(default_factory=dict)
     subset_field: str | None = None
     subsets: tuple[str, ...] = ()
@@ -247,6 +333,7 @@ class Benchmark:
     reported_decimals: int | None = None
 
     def __post_init__(self):
+        self._check_fields()
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"benchmark {self.name!r}: protocol {self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
         if not (isinstance(self.depth, int) and self.depth >= 1):
@@ -261,6 +348,56 @@ class Benchmark:
         if self.reported_decimals is not None:  # each number printed with the paper's digits
             object.__setattr__(self, "reported", tuple(
                 r if r.decimals is not None else replace(r, decimals=self.reported_decimals) for r in self.reported))
+
+    def _check_fields(self) -> None:
+        """Each field holds what its description says; a ValueError names the spec and the field otherwise."""
+        if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
+            raise ValueError(f"benchmark {self.name!r}: name is not a dataset id family (lowercase, digits, -_./)")
+        for name in ("title", "summary", "paper", "paper_url", "data_url", "negatives", "language", "measures_note",
+                     "license", "data_revision"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"benchmark {self.name!r}: {name} is {getattr(self, name)!r}, expected text")
+        if not self.title.strip():
+            raise ValueError(f"benchmark {self.name!r}: title is empty")
+        for name in ("datasets", "measures", "subsets", "doc_field_without", "protocol_datasets", "not_reproduced"):
+            value = getattr(self, name)
+            if not (isinstance(value, tuple) and all(isinstance(item, str) and item for item in value)):
+                raise ValueError(f"benchmark {self.name!r}: {name} is {value!r}, expected a tuple of names")
+            if len(set(value)) != len(value):
+                raise ValueError(f"benchmark {self.name!r}: {name} names one twice ({', '.join(value)})")
+        if not self.measures:
+            raise ValueError(f"benchmark {self.name!r}: measures is empty (the paper's measures, main one included)")
+        if not self.main_measure:
+            raise ValueError(f"benchmark {self.name!r}: main_measure is not given (its headline measure, one of "
+                             f"{', '.join(self.measures)})")
+        if self.main_measure not in self.measures:
+            raise ValueError(f"benchmark {self.name!r}: main_measure {self.main_measure!r} is not one of its measures "
+                             f"({', '.join(self.measures)})")
+        unknown = [m for m in self.paper_names if m not in self.measures]
+        if unknown:
+            raise ValueError(f"benchmark {self.name!r}: paper_names names {unknown[0]!r}, not one of its measures")
+        foreign = [d for d in self.datasets + self.protocol_datasets if not self.owns(d)]
+        if foreign:
+            raise ValueError(f"benchmark {self.name!r}: datasets or protocol_datasets name {foreign[0]!r}, which is "
+                             f"not {self.name} nor below it")
+        if self.subsets and not self.subset_field:
+            raise ValueError(f"benchmark {self.name!r}: subsets without a subset_field (which query field?)")
+        if self.doc_field_without and not self.doc_field:
+            raise ValueError(f"benchmark {self.name!r}: doc_field_without without a doc_field")
+        if self.negation_split is not None and not (
+                isinstance(self.negation_split, tuple) and len(self.negation_split) == 2
+                and isinstance(self.negation_split[0], str) and isinstance(self.negation_split[1], tuple)):
+            raise ValueError(f"benchmark {self.name!r}: negation_split is {self.negation_split!r}, expected "
+                             "(query field, tuple of values)")
+        if bool(self.measures_note) and self.measures_hook is None:
+            raise ValueError(f"benchmark {self.name!r}: measures_note without a measures_hook (what adds it?)")
+        for reported in self.reported:
+            if not isinstance(reported, Reported):
+                raise ValueError(f"benchmark {self.name!r}: reported holds {reported!r}, expected Reported numbers")
+            if not self.owns(reported.dataset) or (reported.subset is not None and reported.subset not in self.subsets):
+                raise ValueError(f"benchmark {self.name!r}: reported number {reported.system} {reported.measure} "
+                                 f"({reported.source}) is on {reported.dataset} {reported.subset or ''}, not on a "
+                                 "dataset or subset of the benchmark")
 
     def computed_baselines(self) -> tuple[Baseline, ...]:
         """The baselines the report card computes: :data:`PYSERINI_BM25` for a ``retrieval`` benchmark, then
@@ -321,6 +458,15 @@ class Benchmark:
 
 
 _BENCHMARKS: dict[str, Benchmark] = {}
+
+
+def main_measure(dataset_id: str, measures=None) -> str:
+    """The main measure of ``dataset_id``: its benchmark's :attr:`Benchmark.main_measure`, else
+    :data:`GENERIC_MAIN_MEASURE`; given the ``measures`` an evaluation computed, the first of them where they
+    leave that one out (a user's own choice of measures)."""
+    spec = benchmark_of(dataset_id)
+    main = spec.main_measure if spec is not None else GENERIC_MAIN_MEASURE
+    return measures[0] if measures and main not in measures else main
 
 
 def register_benchmark(spec: Benchmark) -> Benchmark:

@@ -8,7 +8,7 @@ with fields of its own added). Such a copy is described once, by a :class:`DataO
 * The release always wins: the copy is read only when ``IR_DATASETS_EXT_MIRROR`` is set, the release file is
   absent from the mirror and from the ir_datasets cache, and the copy is in the mirror at
   ``<mirror>/<benchmark>/<DataOrigin.path>``. Without a mirror the release is fetched as usual.
-* The copy is verified by its own size and SHA-256 (pinned here, not trusted on first use); a file there that is
+* The copy is verified by its own size and SHA-256 (pinned in ``etc/downloads.json``, not trusted on first use); a file there that is
   not that copy is refused with one line.
 * The origin is never hidden: every dataset that reads such a file answers ``data_origins()`` (an ir_datasets
   constituent, :class:`DataOrigins`) with the records of the copies it reads, which the suite writes into run
@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import asdict, dataclass
 
-from .download import MIRROR_ENV, ChecksumError, DownloadError, VerifiedDownload, mirror_root
+from .download import MIRROR_ENV, ChecksumError, DownloadError, VerifiedDownload, download_entry, mirror_root
 
 __all__ = ["DERIVED", "DataOrigin", "ReleaseOrDerived", "DataOrigins", "OriginDocumentation"]
 
@@ -82,6 +82,16 @@ class DataOrigin:
         """The record as sidecars, evaluations, report cards and leaderboards store it: every field and
         :attr:`file`, keys sorted."""
         return dict(sorted({**asdict(self), "file": self.file}.items()))
+
+    @classmethod
+    def pinned(cls, benchmark: str, path: str) -> DataOrigin:
+        """The copy ``<benchmark>/<path>`` as ``etc/downloads.json`` describes it (its ``derived_from``, ``origin``,
+        ``note``, URL, SHA-256 and size)."""
+        entry = download_entry(benchmark, path)
+        if "derived_from" not in entry:
+            raise KeyError(f"{benchmark}/{path} is not a derived copy in etc/downloads.json (no derived_from)")
+        return cls(benchmark=benchmark, path=path, replaces=entry["derived_from"], sha256=entry["expected_sha256"],
+                   size=entry["size"], source=entry["origin"], url=entry["url"], note=entry.get("note", ""))
 
     @classmethod
     def from_dict(cls, record: dict) -> DataOrigin:

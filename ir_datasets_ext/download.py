@@ -38,15 +38,27 @@ Interrupted copies
     run (a killed copy) are removed by the next use of the file; those of a live process are left alone.
 
 Nothing is fetched when a dataset is registered: only ``path()`` and ``stream()`` download.
+
+Where the facts live
+    Every URL, checksum and size is in one data file, ``etc/downloads.json`` (ir_datasets' own
+    ``etc/downloads.json`` convention): ``{benchmark folder: {file: entry}}``, the file being its path below the
+    folder. An entry has ``url`` and, where known, ``expected_md5``, ``expected_sha256`` and ``size`` (bytes,
+    checked exactly); an entry without a checksum is trusted on first use. A derived copy of a release file
+    (:mod:`ir_datasets_ext.derived`) also has ``derived_from`` (the release file it stands in for), ``origin``
+    (repository, commit and path) and ``note``, and always its SHA-256 and size. The dataset modules ask
+    :func:`pinned_download` for their files; nothing of this is written in code.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import hashlib
 import json
 import os
+import pkgutil
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -60,6 +72,9 @@ __all__ = [
     "DownloadError",
     "ChecksumError",
     "VerifiedDownload",
+    "DOWNLOADS_FILE",
+    "download_entry",
+    "pinned_download",
     "mirror_root",
     "remove_stale_temporaries",
     "ZipMember",
@@ -68,6 +83,88 @@ __all__ = [
 MIRROR_ENV = "IR_DATASETS_EXT_MIRROR"
 _HASHES_FILE = "ir_datasets_ext.hashes.json"
 _CHUNK = 1 << 20
+
+
+#: The one data file of every download location, checksum and size (package data, as ir_datasets' own).
+DOWNLOADS_FILE = "etc/downloads.json"
+
+#: Fields of an entry of :data:`DOWNLOADS_FILE`: type, and a pattern a text must match.
+_ENTRY_FIELDS = {
+    "url": (str, r"https?://\S+"),
+    "expected_md5": (str, r"[0-9a-f]{32}"),
+    "expected_sha256": (str, r"[0-9a-f]{64}"),
+    "size": (int, None),
+    "derived_from": (str, r"\S.*"),
+    "origin": (str, r"\S.*"),
+    "note": (str, None),
+}
+#: What a derived copy's entry must have beyond a URL (its bytes are pinned, never trusted on first use).
+_DERIVED_FIELDS = ("expected_sha256", "size", "origin")
+
+
+@functools.cache
+def _downloads() -> dict[str, dict[str, dict]]:
+    """:data:`DOWNLOADS_FILE`, read once and checked (a ValueError names the entry and the field)."""
+    where = f"ir_datasets_ext/{DOWNLOADS_FILE}"
+    try:
+        data = json.loads(pkgutil.get_data("ir_datasets_ext", DOWNLOADS_FILE).decode("utf-8"))
+    except ValueError as error:
+        raise ValueError(f"{where}: not valid JSON ({error})") from None
+    return check_downloads(data, where)
+
+
+def check_downloads(data, where: str) -> dict[str, dict[str, dict]]:
+    """``data`` (the parsed :data:`DOWNLOADS_FILE`, named ``where`` in errors) when every entry is well formed.
+
+    Raises
+    ------
+    ValueError
+        One line naming the benchmark folder, the file and the field, and what was expected.
+    """
+    if not isinstance(data, dict) or not all(isinstance(files, dict) for files in data.values()):
+        raise ValueError(f"{where}: expected an object of benchmark folders, each an object of files")
+    for benchmark, files in data.items():
+        for file, entry in files.items():
+            name = f"{where}: {benchmark}/{file}"
+            if not isinstance(entry, dict) or "url" not in entry:
+                raise ValueError(f"{name}: expected an object with at least a url")
+            for key, value in entry.items():
+                if key not in _ENTRY_FIELDS:
+                    raise ValueError(f"{name}: unknown field {key!r} (known: {', '.join(_ENTRY_FIELDS)})")
+                kind, pattern = _ENTRY_FIELDS[key]
+                if not isinstance(value, kind) or isinstance(value, bool) \
+                        or (kind is int and value < 0) or (pattern and not re.fullmatch(pattern, value)):
+                    expected = "a non-negative integer" if kind is int else f"text matching {pattern or 'anything'}"
+                    raise ValueError(f"{name}: {key} is {value!r}, expected {expected}")
+            missing = [key for key in _DERIVED_FIELDS if "derived_from" in entry and key not in entry]
+            if missing:
+                raise ValueError(f"{name}: a derived copy needs {', '.join(missing)}")
+    return data
+
+
+def download_entry(benchmark: str, file: str) -> dict:
+    """The entry of ``<benchmark>/<file>`` in :data:`DOWNLOADS_FILE` (``url``, checksums, size, ...).
+
+    Raises
+    ------
+    KeyError
+        No such entry (a dataset module asks for a file the data file does not list: a bug).
+    """
+    try:
+        return dict(_downloads()[benchmark][file])
+    except KeyError:
+        raise KeyError(f"{benchmark}/{file} is not in ir_datasets_ext/{DOWNLOADS_FILE}") from None
+
+
+def pinned_download(benchmark: str, file: str, source=None) -> VerifiedDownload:
+    """The :class:`VerifiedDownload` of ``<benchmark>/<file>`` as :data:`DOWNLOADS_FILE` pins it.
+
+    ``source`` is how its URL is fetched (:class:`VerifiedDownload`'s ``source``: Google Drive's files pass
+    :class:`ir_datasets_ext.gdrive.GoogleDriveSource`); by default, ir_datasets' ``RequestsDownload``.
+    """
+    entry = download_entry(benchmark, file)
+    return VerifiedDownload(benchmark=benchmark, file=file, url=entry["url"], md5=entry.get("expected_md5"),
+                            sha256=entry.get("expected_sha256"), size=entry.get("size"), source=source)
 
 
 class DownloadError(OSError):

@@ -82,7 +82,7 @@ def _measures(spec: Benchmark) -> list[str]:
     from .benchmarks_doc import measures_text
 
     lines = [f"- Default measures, in the paper's order (the paper's name in parentheses where it differs): "
-             f"{measures_text(spec, code=True)}. The first is the leaderboards' primary measure."]
+             f"{measures_text(spec, code=True)}. The main measure, the leaderboards' primary: `{spec.main_measure}`."]
     if spec.subset_field:
         values = f": {', '.join(f'`{s}`' for s in spec.subsets)}" if spec.subsets else ""
         lines.append(f"- Subsets by the query field `{spec.subset_field}`{values}.")

@@ -19,6 +19,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import GenericDoc, TrecQrels, TsvDocs, TsvQueries
 from ir_datasets.util import LocalDownload
 
+from ir_datasets_ext import Reported
 from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks, register_benchmark, unregister_benchmark
 from ir_datasets_ext.util import register
 from negplugins import benchmarks_doc
@@ -36,6 +37,7 @@ TOY_SPEC = Benchmark(
     paper_url="https://example.org/toybench",
     datasets=(TOY,),
     measures=("P@1", "RR@10"),  # P@1: in no other spec's defaults, nor in the generic ones
+    main_measure="P@1",
     paper_names={"RR@10": "MRR@10"},
     subset_field="facet",
     subsets=("zeta", "alpha"),  # the paper's order, deliberately not alphabetical
@@ -173,7 +175,7 @@ def test_the_toy_leaves_nothing_behind(tmp_path):
 
 def test_benchmark_of_takes_the_longest_matching_name(toy):
     deeper = register_benchmark(Benchmark(name=f"{TOY}/deep", title="Deeper", summary="", paper="", paper_url="",
-                                          datasets=(), measures=("P@5",)))
+                                          datasets=(), measures=("P@5",), main_measure="P@5"))
     try:
         assert benchmark_of(f"{TOY}/deep/x") is deeper and benchmark_of(f"{TOY}/deep") is deeper
         assert benchmark_of(f"{TOY}/shallow") is toy and benchmark_of(TOY) is toy
@@ -188,7 +190,7 @@ def test_register_benchmark_refuses_a_second_spec_of_the_same_name(toy):
     assert register_benchmark(toy) is toy  # the same spec again (a module imported twice) is fine
     with pytest.raises(ValueError, match="toybench"):
         register_benchmark(Benchmark(name=TOY, title="Other", summary="", paper="", paper_url="", datasets=(),
-                                     measures=("P@1",)))
+                                     measures=("P@1",), main_measure="P@1"))
 
 
 def test_ordered_subsets_follow_the_paper_then_sort_the_rest():
@@ -223,7 +225,7 @@ def test_measures_text_names_the_papers_measures_and_what_a_hook_adds():
     assert comlq.startswith("nDCG@10, RR@10 (MRR@10), R@100, plus LSNC@100 where the qrels hold explicit negatives")
     assert "`" not in comlq and "`LSNC@100`" in benchmarks_doc.measures_text(benchmark_of("comlq"), code=True)
     hooked = Benchmark(name="h", title="H", summary="", paper="", paper_url="", datasets=(), measures=("P@1",),
-                       measures_hook=lambda dataset_id, qrels: (["P@1", "P@2"], []))
+                       main_measure="P@1", measures_hook=lambda dataset_id, qrels: (["P@1", "P@2"], []))
     assert benchmarks_doc.measures_text(hooked) == "P@1, and others where its data calls for them"
 
 
@@ -296,3 +298,82 @@ def test_update_readme_rewrites_only_the_blocks(tmp_path, capsys):
     page.write_text("# Page\n", encoding="utf-8")
     assert benchmarks_doc.main(["--write", str(page)]) == 2 and "no generated block" in capsys.readouterr().err
     assert page.read_text(encoding="utf-8") == "# Page\n"
+
+
+# -- a spec is validated when constructed, and names its main measure ------------------------------------------
+
+def _spec(**changes):
+    fields = dict(name="v", title="V", summary="", paper="", paper_url="", datasets=("v", "v/a"), measures=("P@1",),
+                  main_measure="P@1")
+    return Benchmark(**{**fields, **changes})
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"main_measure": ""}, "benchmark 'v': main_measure is not given (its headline measure, one of P@1)"),
+    ({"main_measure": "P@5"}, "benchmark 'v': main_measure 'P@5' is not one of its measures (P@1)"),
+    ({"measures": (), "main_measure": "P@1"}, "benchmark 'v': measures is empty"),
+    ({"measures": ["P@1"]}, "benchmark 'v': measures is ['P@1'], expected a tuple of names"),
+    ({"measures": ("P@1", "P@1")}, "benchmark 'v': measures names one twice"),
+    ({"name": "V b"}, "benchmark 'V b': name is not a dataset id family"),
+    ({"title": " "}, "benchmark 'v': title is empty"),
+    ({"paper_url": None}, "benchmark 'v': paper_url is None, expected text"),
+    ({"datasets": ("w/a",)}, "benchmark 'v': datasets or protocol_datasets name 'w/a', which is not v nor below it"),
+    ({"paper_names": {"RR@10": "MRR@10"}}, "benchmark 'v': paper_names names 'RR@10', not one of its measures"),
+    ({"subsets": ("a",)}, "benchmark 'v': subsets without a subset_field"),
+    ({"doc_field_without": ("generated",)}, "benchmark 'v': doc_field_without without a doc_field"),
+    ({"negation_split": ("kind", "not")}, "benchmark 'v': negation_split is ('kind', 'not'), expected"),
+    ({"measures_note": "plus `X`"}, "benchmark 'v': measures_note without a measures_hook"),
+    ({"reported": ({"system": "BM25"},)}, "benchmark 'v': reported holds {'system': 'BM25'}, expected Reported"),
+    ({"reported": (Reported("BM25", "P@1", 0.5, "w/a", source="Table 1, row BM25"),)},
+     "benchmark 'v': reported number BM25 P@1 (Table 1, row BM25) is on w/a , not on a dataset or subset"),
+    ({"subset_field": "kind", "subsets": ("a",), "reported": (Reported("BM25", "P@1", 0.5, "v", "b"),)},
+     "benchmark 'v': reported number BM25 P@1 () is on v b, not on a dataset or subset"),
+])
+def test_a_spec_with_a_bad_field_is_refused_naming_the_spec_and_the_field(changes, message):
+    assert _spec().main_measure == "P@1"  # the valid spec the cases change one field of
+    with pytest.raises(ValueError) as error:
+        _spec(**changes)
+    assert str(error.value).startswith(message)
+
+
+def test_every_spec_names_its_main_measure_as_the_evaluation_names_it():
+    from negplugins.evaluation.scoring import parse_measures
+    from negplugins.mteb import naming
+
+    for spec in benchmarks():
+        assert spec.main_measure in spec.measures
+        assert str(parse_measures([spec.main_measure])[0]) == spec.main_measure, spec.name
+        assert naming.main_score(spec) == naming.score_key(spec.main_measure)
+    # the main measures as the papers' headline tables have them (before the field, the first of the measures)
+    assert {spec.name: spec.main_measure for spec in benchmarks()} == {
+        "comlq": "nDCG@10", "excluir": "R@1", "nevir": "PairedAcc", "boolquestions": "PosRR@10",
+        "dureader-retrieval": "RR@10", "negplugins-demo": "nDCG@10"}
+
+
+def test_main_measure_of_a_dataset():
+    from ir_datasets_ext.benchmark import GENERIC_MAIN_MEASURE, GENERIC_MEASURES, main_measure
+
+    assert main_measure("excluir/test") == "R@1" and main_measure("comlq/2in", ["RR@10", "nDCG@10"]) == "nDCG@10"
+    assert main_measure("msmarco-passage/dev") == GENERIC_MAIN_MEASURE and GENERIC_MAIN_MEASURE in GENERIC_MEASURES
+    assert main_measure("excluir/test", ["RR@10", "P@5"]) == "RR@10"  # a user's measures without it: their first
+
+
+def test_a_leaderboard_ranks_by_the_main_measure_not_the_first(toy, tmp_path, trec):
+    """The toy's main measure is its second: the leaderboard's primary column follows the field."""
+    import dataclasses
+
+    unregister_benchmark(TOY)
+    register_benchmark(dataclasses.replace(toy, main_measure="RR@10"))
+    try:
+        run = trec(tmp_path / "runs" / TOY / "bm25.trec", RUN, tag="toy")
+        write_metadata(run, dataset=TOY, runner="external", system="Toy system", tag="toy", parameters={},
+                       command="make toy")
+        build(tmp_path / "runs", tmp_path / "out")
+        record = json.loads((tmp_path / "out" / f"{TOY}.json").read_text(encoding="utf-8"))
+        assert record["measures"] == ["P@1", "RR@10"] and record["primary"] == "RR@10"
+        index = json.loads((tmp_path / "out" / "index.json").read_text(encoding="utf-8"))
+        top = index["benchmarks"][-1]["leaderboards"][0]["top"]
+        assert top["value"] == pytest.approx(11 / 18, abs=1e-6)  # its RR@10 (P@1 would be 1/3)
+    finally:
+        unregister_benchmark(TOY)
+        register_benchmark(toy)

@@ -20,10 +20,9 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
-from ..download import VerifiedDownload
+from ..benchmark import Benchmark, read_reported, register_benchmark
+from ..download import pinned_download
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
-from .boolquestions_reported import REPORTED
 
 NAME = "boolquestions"
 
@@ -32,7 +31,6 @@ _logger = logging.getLogger(__name__)
 #: The HF commit is only known by its prefix 084b967, so the URLs use ``resolve/main``; the SHA-256 seen
 #: at the first download is recorded and enforced afterwards (trust on first use).
 REVISION = "main"
-BASE_URL = f"https://huggingface.co/datasets/ustc-zhangzm/BoolQuestions/resolve/{REVISION}"
 
 QUESTION_TYPES = ("and", "or", "not")
 
@@ -58,12 +56,13 @@ SPEC = register_benchmark(Benchmark(
     datasets=(f"{NAME}/msmarco", f"{NAME}/nq", f"{NAME}/<corpus>/and", f"{NAME}/<corpus>/or", f"{NAME}/<corpus>/not"),
     # the authors' MRR@10 (questions with a positive) and NegRecall@10 (passages listed as both count as negatives)
     measures=("PosRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10"),
+    main_measure="PosRR@10",
     paper_names={"PosRR@10": "MRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10": "NegRecall@10"},
     subset_field="question_type",
     subsets=QUESTION_TYPES,
     negatives="the question's negative passages",
     docs=f"docs/{NAME}.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     negation_split=("question_type", ("not",)),
     # full-corpus retrieval on both corpora, as the paper's tables; its measures look at the top 10
     protocol="retrieval",
@@ -86,11 +85,9 @@ MSMARCO_PASSAGES = 8_841_823
 MSMARCO_QUESTIONS = 1151
 
 
-def _download(folder, file):
-    return VerifiedDownload(benchmark=NAME, file=f"{folder}/{file}", url=f"{BASE_URL}/{folder}/{file}")
-
-
-_FILES = {name: {"eval": _download(folder, "eval.json"), "corpus": _download(folder, "corpus.jsonl")}
+#: Registered corpus name -> its release files (``eval``, ``corpus``), pinned in etc/downloads.json.
+_FILES = {name: {"eval": pinned_download(NAME, f"{folder}/eval.json"),
+                 "corpus": pinned_download(NAME, f"{folder}/corpus.jsonl")}
           for name, (folder, _) in CORPORA.items()}
 
 

@@ -14,14 +14,13 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Baseline, Benchmark, register_benchmark
-from ..download import VerifiedDownload, ZipMember
+from ..benchmark import Baseline, Benchmark, read_reported, register_benchmark
+from ..download import ZipMember, pinned_download
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
-from .comlq_reported import REPORTED
 
 NAME = "comlq"
 
-#: The commit of github.com/xgl-git/ComLQR-main the release file is read from.
+#: The commit of github.com/xgl-git/ComLQR-main the release file is read from (its URL in etc/downloads.json).
 REVISION = "93d321997cad1306d64f2587a3ffba832dda87a7"
 
 QREL_DEFS = {
@@ -74,6 +73,7 @@ SPEC = register_benchmark(Benchmark(
     datasets=(NAME, f"{NAME}/<structure>", f"{NAME}/negation"),
     # the paper reports nDCG@10 (Table 3) and LSNC@100 (Table 4); RR@10 and R@100 as the suite has from the start
     measures=("nDCG@10", "RR@10", "R@100"),
+    main_measure="nDCG@10",
     paper_names={"RR@10": "MRR@10"},
     subset_field="structure",
     subsets=STRUCTURES,
@@ -100,7 +100,7 @@ SPEC = register_benchmark(Benchmark(
     measures_hook=default_measures,
     measures_note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
                   "mixes in queries without negation, such as `comlq`)",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     # the paper retrieves the top 100 passages (its LSNC@100; the authors' evaluate_bm25.py: similarity_top_k=100)
     protocol="retrieval",
     depth=100,
@@ -124,15 +124,8 @@ DOC_ORIGINS = (
     (17975, 21250, "generated"),  # passages written by GPT-4o, with hallucinations
 )
 
-# dataset.zip at the root of github.com/xgl-git/ComLQR-main, unchanged since commit 1a738f1.
-_RELEASE = VerifiedDownload(
-    benchmark=NAME,
-    file="dataset.zip",
-    url=f"https://github.com/xgl-git/ComLQR-main/raw/{REVISION}/dataset.zip",
-    md5="cefc6d391dc416546fdddb0f217c4c7c",
-    sha256="b893a9f4bc71dcb0675b8a90915138dbdcf14634968b953f9cab433f8ff00dce",
-    size=3380755,
-)
+# dataset.zip at the root of github.com/xgl-git/ComLQR-main (at REVISION), unchanged since commit 1a738f1.
+_RELEASE = pinned_download(NAME, "dataset.zip")
 
 
 class ComLQDoc(NamedTuple):

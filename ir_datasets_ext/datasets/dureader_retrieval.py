@@ -25,11 +25,10 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
+from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..disk import check_free_space, give_usual_permissions
-from ..download import VerifiedDownload
+from ..download import VerifiedDownload, pinned_download
 from ..util import Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register, require_fields
-from .dureader_retrieval_reported import REPORTED
 
 NAME = "dureader-retrieval"
 BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror
@@ -45,11 +44,12 @@ SPEC = register_benchmark(Benchmark(
     data_url="https://github.com/baidu/DuReader/tree/master/DuReader-Retrieval",
     datasets=(f"{NAME}/dev", f"{NAME}/dev-100k"),
     measures=("RR@10", "Success@1", "Success@50"),
+    main_measure="RR@10",
     # the paper's Recall@k is whether any relevant passage is in the top k: ir_measures' Success@k
     paper_names={"RR@10": "MRR@10", "Success@1": "Recall@1", "Success@50": "Recall@50"},
     language="zh",
     docs="docs/dureader_retrieval.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     # the paper's Recall@50, and its cross-encoders rerank the top 50 of the first stage
     protocol="retrieval",
     depth=50,
@@ -62,11 +62,7 @@ SPEC = register_benchmark(Benchmark(
 
 
 TARBALL = "dureader-retrieval-baseline-dataset.tar.gz"
-_TARBALL = VerifiedDownload(
-    benchmark=BENCHMARK,
-    file=TARBALL,
-    url=f"https://dataset-bj.cdn.bcebos.com/qianyan/{TARBALL}",
-)  # no published checksum: trust on first use
+_TARBALL = pinned_download(BENCHMARK, TARBALL)  # no published checksum: trust on first use
 
 PARTS = tuple(f"passage-collection/part-0{i}" for i in range(4))
 #: Accepted locations (inside the tarball, below at most one leading folder) of each needed member.
@@ -77,33 +73,10 @@ MEMBERS = {
 }
 
 # C-MTEB copy, pinned to the revisions used by mteb; sizes and SHA-256 as published with them.
-CMTEB_REVISION = "a1a333e290fe30b10f3f56498e3a0d911a693ced"
-CMTEB_QRELS_REVISION = "497b7bd1bbb25cb3757ff34d95a8be50a3de2279"
 CMTEB_FILES = {
-    "corpus": VerifiedDownload(
-        benchmark=BENCHMARK,
-        file="C-MTEB/DuRetrieval/data/corpus-00000-of-00001-19b9e924cb33e4d5.parquet",
-        url=f"https://huggingface.co/datasets/C-MTEB/DuRetrieval/resolve/{CMTEB_REVISION}/data/"
-            f"corpus-00000-of-00001-19b9e924cb33e4d5.parquet",
-        sha256="d4b4eb51b63549ef0851a15fc63c2a61b703dce95e3727b535a08f7ba1d14424",
-        size=64412709,
-    ),
-    "queries": VerifiedDownload(
-        benchmark=BENCHMARK,
-        file="C-MTEB/DuRetrieval/data/queries-00000-of-00001-7c7edb40be6b560c.parquet",
-        url=f"https://huggingface.co/datasets/C-MTEB/DuRetrieval/resolve/{CMTEB_REVISION}/data/"
-            f"queries-00000-of-00001-7c7edb40be6b560c.parquet",
-        sha256="62ac55e764bffd4ffceb0aa51e7a536a0e5932f23c8606566906db6a9efb4b94",
-        size=118461,
-    ),
-    "qrels": VerifiedDownload(
-        benchmark=BENCHMARK,
-        file="C-MTEB/DuRetrieval-qrels/data/dev-00000-of-00001-d3c385852a7c0c9d.parquet",
-        url=f"https://huggingface.co/datasets/C-MTEB/DuRetrieval-qrels/resolve/{CMTEB_QRELS_REVISION}/data/"
-            f"dev-00000-of-00001-d3c385852a7c0c9d.parquet",
-        sha256="c87e7c16f535a98b29ee0ebf6977639c793e3bd149c04634a1810273cfd3c3e5",
-        size=420443,
-    ),
+    "corpus": pinned_download(BENCHMARK, "C-MTEB/DuRetrieval/data/corpus-00000-of-00001-19b9e924cb33e4d5.parquet"),
+    "queries": pinned_download(BENCHMARK, "C-MTEB/DuRetrieval/data/queries-00000-of-00001-7c7edb40be6b560c.parquet"),
+    "qrels": pinned_download(BENCHMARK, "C-MTEB/DuRetrieval-qrels/data/dev-00000-of-00001-d3c385852a7c0c9d.parquet"),
 }
 CMTEB_COLUMNS = {"corpus": ("id", "text"), "queries": ("id", "text"), "qrels": ("qid", "pid", "score")}
 

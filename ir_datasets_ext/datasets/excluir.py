@@ -18,12 +18,11 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
+from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
-from ..download import VerifiedDownload
+from ..download import pinned_download
 from ..gdrive import GoogleDriveSource
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
-from .excluir_reported import REPORTED
 
 NAME = "excluir"
 
@@ -41,10 +40,11 @@ SPEC = register_benchmark(Benchmark(
     data_url="https://github.com/zwh-sdu/ExcluIR",
     datasets=(f"{NAME}/test",),
     measures=("R@1", "RR@10", "DeltaR@1", "DeltaMRR@10", "RightRank@10"),
+    main_measure="R@1",
     paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10", "RightRank@10": "Right Rank@10"},
     negatives="the document the query excludes",
     docs=f"docs/{NAME}.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     # full-corpus retrieval; the paper's measures look at the top 10 at most (R@1, MRR@10, Right Rank@10)
     protocol="retrieval",
     depth=100,
@@ -56,34 +56,11 @@ SPEC = register_benchmark(Benchmark(
 
 # File ids from the authors' Drive folder (as used by github.com/thijmennijdam/NevIR-reproducibility,
 # src/preprocess_data/data.py). No checksum is published: the SHA-256 is recorded at the first download.
-_CORPUS = VerifiedDownload(
-    benchmark=NAME,
-    file="corpus.json",
-    url="https://drive.google.com/uc?export=download&id=18-ODtPKGH3KC3_KijoobPHbxzDHWeUYv",
-    source=GoogleDriveSource,
-)
-_TEST_RELEASE = VerifiedDownload(
-    benchmark=NAME,
-    file="test_manual_final.json",
-    url="https://drive.google.com/uc?export=download&id=1PwDeIPdGu4T2uCdhvzdVepdqdV6CzzgL",
-    source=GoogleDriveSource,
-)
+_CORPUS = pinned_download(NAME, "corpus.json", source=GoogleDriveSource)
+_TEST_RELEASE = pinned_download(NAME, "test_manual_final.json", source=GoogleDriveSource)
 #: The 3,452 test queries as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them; no corpus
 #: comes with them. Provenance and hashes: ../shared/data/excluir/SOURCES.md in the suite's reference material.
-DERIVED_TEST = DataOrigin(
-    benchmark=NAME,
-    path="derived/ExcluIR_test_manual_final.json",
-    replaces=_TEST_RELEASE.file,
-    sha256="32120b42c5cc8204e29aeb33cc69f39c07469fcc5aeb256e04fc7732420cc51b",
-    size=3_022_011,
-    source="github.com/AdamF-Optimizer/IR_llm_negation_rewriting at commit 33ae782b421d03609035c36b60db2851f0bcfd40, "
-           "DPR/data/ExcluIR_test_manual_final.json",
-    url="https://raw.githubusercontent.com/AdamF-Optimizer/IR_llm_negation_rewriting/"
-        "33ae782b421d03609035c36b60db2851f0bcfd40/DPR/data/ExcluIR_test_manual_final.json",
-    note="A JSON array of the 3,452 test queries with ExcluIR's fields (RQ_rewrite and corpus_sub_index, the only "
-         "ones read; question0) and fields of an LLM query-rewriting study (rewritten_query, status, ...), which are "
-         "ignored. It has no corpus: without corpus.json there are no documents to evaluate a run against.",
-)
+DERIVED_TEST = DataOrigin.pinned(NAME, "derived/ExcluIR_test_manual_final.json")
 _TEST = ReleaseOrDerived(_TEST_RELEASE, DERIVED_TEST)
 
 

@@ -34,6 +34,7 @@ SPEC = register_benchmark(Benchmark(
     paper_url="",
     datasets=(NAME,),
     measures=("nDCG@10", "RR@10", "RightRank@10", "DeltaMRR@10", "PairedAcc", "NegRecall@10"),
+    main_measure="nDCG@10",
     subset_field="kind",
     subsets=KINDS,
     negatives="a document that breaks the query's exclusion, negation or NOT",

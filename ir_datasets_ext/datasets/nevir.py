@@ -24,17 +24,16 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
 
-from ..benchmark import Benchmark, register_benchmark
+from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
-from ..download import VerifiedDownload
+from ..download import pinned_download
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register, require_fields
-from .nevir_reported import REPORTED
 
 NAME = "nevir"
 
 _logger = logging.getLogger(__name__)
 
-#: HuggingFace revision of orionweller/NevIR the files are pinned to.
+#: HuggingFace revision of orionweller/NevIR the files are pinned to (their URLs in etc/downloads.json).
 REVISION = "6263585072ce3b435ed09658613553fbf4e74184"
 
 QREL_DEFS = {
@@ -51,10 +50,11 @@ SPEC = register_benchmark(Benchmark(
     data_url="https://huggingface.co/datasets/orionweller/NevIR",
     datasets=(f"{NAME}/train", f"{NAME}/dev", f"{NAME}/test"),
     measures=("PairedAcc",),
+    main_measure="PairedAcc",
     paper_names={"PairedAcc": "paired accuracy"},
     negatives="the pair's other document",
     docs=f"docs/{NAME}.yaml",
-    reported=REPORTED,
+    reported=read_reported(NAME),
     reproduction_notes={
         "all-mpnet-base-v2": "Reproduced: 0.0810 (112 of the 1,383 pairs) against the paper's 0.081, on the derived "
                              "copy of the test pairs (nevir/derived/NevIR_test_final.json; the release's test.jsonl "
@@ -96,33 +96,13 @@ PAIR_COUNTS = {"train": 948, "dev": 225, "test": 1383}
 CANDIDATE_SCORE = 0.0  # scoreddocs carry no ranking: every candidate has this score
 
 
-def _download(file):
-    return VerifiedDownload(
-        benchmark=NAME,
-        file=file,
-        url=f"https://huggingface.co/datasets/orionweller/NevIR/resolve/{REVISION}/{file}",
-    )
-
-
 #: The NevIR test pairs as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them (provenance:
-#: ../shared/data/nevir/SOURCES.md in the suite's reference material): checked there against MTEB's NevIR statistics (2,766 queries, 2,763 distinct texts, 187,891 query
-#: characters); its pair order and bytes differ from the release's.
-DERIVED_TEST = DataOrigin(
-    benchmark=NAME,
-    path="derived/NevIR_test_final.json",
-    replaces=SPLITS["test"],
-    sha256="54966e458db57107785599eb07ae24fb8a01f2cd52c3e0c263f2899795d8dbfe",
-    size=3_548_953,
-    source="github.com/AdamF-Optimizer/IR_llm_negation_rewriting at commit 33ae782b421d03609035c36b60db2851f0bcfd40, "
-           "DPR/data/NevIR_test_final.json",
-    url="https://raw.githubusercontent.com/AdamF-Optimizer/IR_llm_negation_rewriting/"
-        "33ae782b421d03609035c36b60db2851f0bcfd40/DPR/data/NevIR_test_final.json",
-    note="A JSON array of the 1,383 test pairs with NevIR's fields (id, q1, doc1, q2, doc2: the only ones read, so "
-         "ids stay MTEB's) and fields of an LLM query-rewriting study (rewritten_query_q1, status, ...), which are "
-         "ignored; its pair order differs from the release's.",
-)
+#: ../shared/data/nevir/SOURCES.md in the suite's reference material): checked there against MTEB's NevIR
+#: statistics (2,766 queries, 2,763 distinct texts, 187,891 query characters); its pair order and bytes differ from
+#: the release's.
+DERIVED_TEST = DataOrigin.pinned(NAME, "derived/NevIR_test_final.json")
 
-_FILES = {split: _download(file) for split, file in SPLITS.items()}
+_FILES = {split: pinned_download(NAME, file) for split, file in SPLITS.items()}
 _FILES["test"] = ReleaseOrDerived(_FILES["test"], DERIVED_TEST)
 
 

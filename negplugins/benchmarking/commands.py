@@ -24,6 +24,8 @@ def _cmd_benchmark(args) -> int:
     from ..runners.encoders import configure_offline
 
     configure_offline()  # this command's process only, before any Hugging Face library is imported
+    from ir_datasets_ext.benchmark import main_measure
+
     from .suite import REPORT_FILES, run_benchmark
 
     result = run_benchmark(args.model, reranker=args.reranker, benchmarks=args.benchmarks, output=args.output,
@@ -35,7 +37,7 @@ def _cmd_benchmark(args) -> int:
         if outcome.status != "done":
             print(f"{outcome.dataset:<{width}}  skipped: {outcome.reason}")
             continue
-        primary = outcome.evaluation["measures"][0]
+        primary = main_measure(outcome.dataset, outcome.evaluation["measures"])
         value = outcome.evaluation["overall"].get(primary)
         shown = "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
         print(f"{outcome.dataset:<{width}}  {primary} {shown}  ({outcome.run})")

@@ -70,7 +70,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ir_datasets_ext.benchmark import PYSERINI_BM25
+from ir_datasets_ext.benchmark import PYSERINI_BM25, main_measure
 
 from .. import datasets
 from ..errors import UserError, error_line
@@ -549,14 +549,14 @@ def _evaluate(spec, dataset_id, run: Path, qrels, results: Path, ledger: _Ledger
     evaluation = evaluate(dataset_id, run, per_query=True, name=name or outcome.system)
     record = {"format": RESULTS_FORMAT, "version": FORMAT_VERSION, "benchmark": spec.name, "dataset": dataset_id,
               "protocol": spec.protocol, "depth": spec.depth, "run": run.name, "run_sha256": file_sha256(run),
-              "qrels_sha256": qrels_sha, "primary": measures[0], "evaluation": evaluation.to_dict(),
+              "qrels_sha256": qrels_sha, "primary": spec.main_measure, "evaluation": evaluation.to_dict(),
               "ci95": evaluation_intervals(evaluation)}
     record["evaluation"]["run"] = run.name  # the file name only: the results do not depend on where they are
     ledger.write(results, json_text(record))
     seconds = _timed(outcome, step, "ran", start)
-    primary = evaluation.overall.get(measures[0])
+    primary = evaluation.overall.get(spec.main_measure)
     shown = "no value" if primary is None or primary != primary else f"{primary:.4f}"
-    say(f"{step} in {seconds:.1f} s: {measures[0]} {shown} -> {results}")
+    say(f"{step} in {seconds:.1f} s: {spec.main_measure} {shown} -> {results}")
     return record
 
 
@@ -656,7 +656,7 @@ def _entry(outcome: BenchmarkOutcome, output: Path) -> dict:
         "sidecar": metadata_path(outcome.run).relative_to(output).as_posix(),
         "first_stage": outcome.first_stage.relative_to(output).as_posix() if outcome.first_stage else None,
         "results": outcome.results.relative_to(output).as_posix(),
-        "measures": ev["measures"], "primary": ev["measures"][0], "queries": ev["queries"],
+        "measures": ev["measures"], "primary": main_measure(outcome.dataset, ev["measures"]), "queries": ev["queries"],
         "overall": ev["overall"], "counts": ev["counts"], "breakdown_field": ev["breakdown_field"],
         "subsets": ev["subsets"], "notes": ev["notes"],
     })

@@ -47,6 +47,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ir_datasets_ext.benchmark import main_measure
+
 from .. import datasets
 from ..errors import UserError
 from ..io.files import write_marker
@@ -283,7 +285,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
     comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline, per_query=True)
     bar.update(len(loaded))
     measures = comparison.measures
-    primary = measures[0]
+    primary = main_measure(dataset_id, measures)
     doc_field, diagnostics = _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar)
     base_per_query = comparison.evaluations[baseline].per_query
     runs = []
@@ -531,7 +533,8 @@ def _paper_only_record(dataset_id: str) -> dict:
     measures = [_measure_name(m) for m in spec.measures]
     return {
         "dataset": dataset_id, "family": spec.name, "slug": datasets.slug(dataset_id), "measures": measures,
-        "primary": measures[0], "lower_is_better": [m for m in measures if lower_is_better(m)], "queries": None,
+        "primary": main_measure(dataset_id, measures), "lower_is_better": [m for m in measures if lower_is_better(m)],
+        "queries": None,
         "breakdown_field": None, "subsets": {}, "baseline": None, "significance": "", "ties": None, "notes": [],
         "negation_split": None, "doc_field": None, "runs": [],
     }

@@ -92,8 +92,8 @@ def score_key(measure: str) -> str:
 
 
 def main_score(spec) -> str:
-    """MTEB's main score of a benchmark: :func:`score_key` of its primary measure (the spec's first)."""
-    return score_key(spec.measures[0])
+    """MTEB's main score of a benchmark: :func:`score_key` of its spec's :attr:`main_measure`."""
+    return score_key(spec.main_measure)
 
 
 def language_codes(spec) -> list[str]:
