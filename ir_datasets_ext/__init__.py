@@ -12,7 +12,7 @@ Offline use: set ``IR_DATASETS_EXT_MIRROR`` to a folder laid out as ``<benchmark
 # importing a dataset module registers its datasets and its benchmark spec; the order here is the order
 # of the benchmarks everywhere they are listed (leaderboard index, README table, help)
 from .datasets import comlq, excluir, nevir, boolquestions, dureader_retrieval, negplugins_demo  # noqa: F401, I001
-from .benchmark import Benchmark, Reported, benchmark_of, benchmarks, register_benchmark  # noqa: F401
+from .spec import Benchmark, Reported, benchmark_of, benchmarks, register_benchmark  # noqa: F401
 from .download import MIRROR_ENV  # noqa: F401
 from .util import register_family_roots
 

@@ -47,7 +47,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "negplugins.runners.commands",
     "negplugins.leaderboard.commands",
     "negplugins.beir.commands",
-    "negplugins.benchmarking.commands",
+    "negplugins.reportcard.commands",
 )
 
 
@@ -231,7 +231,7 @@ def _cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .benchmarks_doc import evaluate_description  # reads the benchmark specs, registered with the datasets
+    from .doc_blocks import evaluate_description  # reads the benchmark specs, registered with the datasets
     from .measures.ranking import STOCK, TIE_HANDLING
 
     parser = _Parser(

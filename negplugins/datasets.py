@@ -40,7 +40,7 @@ from ._compat import upstream
 upstream.check("ir_datasets")
 
 import ir_datasets_ext  # noqa: E402, F401  (registers the suite's datasets)
-from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks  # noqa: E402
+from ir_datasets_ext.spec import Benchmark, benchmark_of, benchmarks  # noqa: E402
 
 from .errors import UnknownDatasetError, UserError  # noqa: E402
 

@@ -1,6 +1,6 @@
 """The documentation site's generated pages: one page per benchmark, from its spec, and the command-line reference.
 
-Nothing here states a fact of its own. A benchmark's page reads its spec (:class:`ir_datasets_ext.benchmark.Benchmark`:
+Nothing here states a fact of its own. A benchmark's page reads its spec (:class:`ir_datasets_ext.spec.Benchmark`:
 ids, measures, subsets, negatives, protocol, the paper's numbers, reproduction notes), its docs YAML (what
 ir_datasets shows: description, counts, citation) and its registered datasets (record fields, relevance labels);
 the command-line reference walks the parser that ``negplugins`` itself runs (:func:`negplugins.cli.build_parser`),
@@ -8,7 +8,7 @@ so every subcommand and option is listed with its own help text.
 
 The pages are committed under ``docs/`` (readable without building the site) and a test fails when one differs
 from a fresh rendering; ``python -m negplugins.docs_pages --write`` rewrites them, together with the blocks that
-:mod:`negplugins.benchmarks_doc` renders into the README and the docs pages.
+:mod:`negplugins.doc_blocks` renders into the README and the docs pages.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from ir_datasets_ext.benchmark import Benchmark, benchmarks
+from ir_datasets_ext.spec import Benchmark, benchmarks
 
 __all__ = ["benchmark_page", "cli_reference", "generated_pages", "stale_pages", "write_pages", "main"]
 
@@ -79,7 +79,7 @@ def _records(spec: Benchmark) -> list[str]:
 
 
 def _measures(spec: Benchmark) -> list[str]:
-    from .benchmarks_doc import measures_text
+    from .doc_blocks import measures_text
 
     lines = [f"- Default measures, in the paper's order (the paper's name in parentheses where it differs): "
              f"{measures_text(spec, code=True)}. The main measure, the leaderboards' primary: `{spec.main_measure}`."]
@@ -316,7 +316,7 @@ def cli_reference() -> str:
 
 def generated_pages() -> dict[str, str]:
     """``{path relative to the project root: text}`` of every generated page."""
-    from .benchmarks_doc import docs_page
+    from .doc_blocks import docs_page
 
     pages = {docs_page(spec): benchmark_page(spec) for spec in benchmarks()}
     pages["docs/cli.md"] = cli_reference()
@@ -324,8 +324,8 @@ def generated_pages() -> dict[str, str]:
 
 
 def _block_files(root: Path) -> dict[str, str]:
-    """``{path: text with its generated blocks rendered afresh}`` of the files holding benchmarks_doc's blocks."""
-    from .benchmarks_doc import BLOCK_FILES, update_blocks
+    """``{path: text with its generated blocks rendered afresh}`` of the files holding doc_blocks's blocks."""
+    from .doc_blocks import BLOCK_FILES, update_blocks
 
     fresh = {}
     for name in BLOCK_FILES:

@@ -139,13 +139,13 @@ def test_no_import_of_another_modules_private_name():
 
 
 def test_data_flows_one_way():
-    """datasets -> runs -> evaluation -> leaderboard, MTEB's adapter, benchmarking on top: none imports a later one.
+    """datasets -> runs -> evaluation -> leaderboard, MTEB's adapter, the report card on top: none imports a later one.
 
     The renderer (``negplugins.rendering``) is under them all: every layer that writes text may use it.
     """
     edges, _ = import_graph()
     order = ["negplugins.rendering", "ir_datasets_ext", "negplugins.runners", "negplugins.evaluation", "negplugins.leaderboard",
-             "negplugins.mteb", "negplugins.benchmarking"]
+             "negplugins.mteb", "negplugins.reportcard"]
 
     def layer(module):
         matches = [i for i, prefix in enumerate(order) if module == prefix or module.startswith(prefix + ".")]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from ir_datasets_ext.benchmark import benchmarks
+from ir_datasets_ext.spec import benchmarks
 from negplugins import docs_pages
 from negplugins.cli import build_parser
 

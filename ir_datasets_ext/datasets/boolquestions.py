@@ -20,8 +20,8 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..download import pinned_download
+from ..spec import Benchmark, read_reported, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
 
 NAME = "boolquestions"

@@ -14,8 +14,8 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Baseline, Benchmark, read_reported, register_benchmark
 from ..download import ZipMember, pinned_download
+from ..spec import Baseline, Benchmark, read_reported, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "comlq"

@@ -25,9 +25,9 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..disk import check_free_space, give_usual_permissions
 from ..download import VerifiedDownload, pinned_download
+from ..spec import Benchmark, read_reported, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register, require_fields
 
 NAME = "dureader-retrieval"

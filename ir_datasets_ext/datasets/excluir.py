@@ -18,10 +18,10 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
-from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import pinned_download
 from ..gdrive import GoogleDriveSource
+from ..spec import Benchmark, read_reported, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
 
 NAME = "excluir"

@@ -14,7 +14,7 @@ from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.util import PackageDataFile
 
-from ..benchmark import Benchmark, register_benchmark
+from ..spec import Benchmark, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
 
 NAME = "negplugins-demo"

@@ -24,9 +24,9 @@ import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
 
-from ..benchmark import Benchmark, read_reported, register_benchmark
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import pinned_download
+from ..spec import Benchmark, read_reported, register_benchmark
 from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register, require_fields
 
 NAME = "nevir"
@@ -75,7 +75,7 @@ SPEC = register_benchmark(Benchmark(
                              "(wall, 2.1 GB peak memory) on 2 CPU cores shared with other work. An independent script "
                              "(sentence-transformers' own encode, normalised vectors, cosine, strict) gives the same "
                              "112 pairs with no score tie, and the run agrees with it pair by pair on the first 20 "
-                             "pairs of the copy (tests/benchmarking/test_nevir_real_pairs.py, with NEGPLUGINS_MPNET "
+                             "pairs of the copy (tests/reportcard/test_nevir_real_pairs.py, with NEGPLUGINS_MPNET "
                              "naming the folder).",
     },
     # each query ranks its pair's two documents (the scoreddocs), as the paper's evaluate.py

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import ir_measures
 
-from ir_datasets_ext.benchmark import GENERIC_MEASURES
+from ir_datasets_ext.spec import GENERIC_MEASURES
 
 from .. import datasets
 from ..errors import UserError
@@ -49,7 +49,7 @@ DEFAULT_MEASURES = GENERIC_MEASURES
 def default_measures(dataset_id: str, qrels: dict | None = None) -> tuple[list[str], list[str]]:
     """``(measures, notes)``: the measures of the benchmark that owns ``dataset_id``, from its spec.
 
-    Each benchmark declares its paper's measures in its spec (:class:`ir_datasets_ext.benchmark.Benchmark`);
+    Each benchmark declares its paper's measures in its spec (:class:`ir_datasets_ext.spec.Benchmark`);
     a benchmark whose choice depends on the data decides through its spec's hook (ComLQ adds LSNC@100
     where ``qrels`` hold explicit negatives, see :func:`ir_datasets_ext.datasets.comlq.default_measures`).
     A dataset outside the suite gets :data:`DEFAULT_MEASURES`.

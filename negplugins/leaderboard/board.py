@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from ir_datasets_ext.benchmark import benchmarks
 from ir_datasets_ext.derived import DERIVED
+from ir_datasets_ext.spec import benchmarks
 
 from ..evaluation.significance import ALPHA
 from ..io.sidecars import COMMIT_KEY

@@ -47,7 +47,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ir_datasets_ext.benchmark import main_measure
+from ir_datasets_ext.spec import main_measure
 
 from .. import datasets
 from ..errors import UserError

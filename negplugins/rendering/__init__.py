@@ -8,6 +8,6 @@
   intervals on one axis).
 
 It decides nothing about what a page says: the evaluation reports (:mod:`negplugins.evaluation.reports`),
-the leaderboards (:mod:`negplugins.leaderboard`) and the report card (:mod:`negplugins.benchmarking`) do, and
+the leaderboards (:mod:`negplugins.leaderboard`) and the report card (:mod:`negplugins.reportcard`) do, and
 all of them write numbers, escape text and draw through it. It imports nothing else of the suite.
 """

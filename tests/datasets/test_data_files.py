@@ -1,6 +1,6 @@
 """The facts ir_datasets_ext keeps as data files (``etc/``) are read, and checked, by one loader each.
 
-The papers' numbers (``etc/reported/<benchmark>.csv``, :func:`ir_datasets_ext.benchmark.read_reported`): what a
+The papers' numbers (``etc/reported/<benchmark>.csv``, :func:`ir_datasets_ext.spec.read_reported`): what a
 damaged row makes the loader say. That each number is the paper's is ``tests/test_reported_numbers.py``.
 
 The download locations and checksums (``etc/downloads.json``, :func:`ir_datasets_ext.download.pinned_download`):
@@ -15,10 +15,10 @@ import pkgutil
 import pytest
 
 from ir_datasets_ext import benchmarks
-from ir_datasets_ext.benchmark import REPORTED_FOLDER, Reported, parse_reported, read_reported
 from ir_datasets_ext.datasets import boolquestions, comlq, dureader_retrieval, excluir, nevir
 from ir_datasets_ext.derived import DataOrigin
 from ir_datasets_ext.download import DOWNLOADS_FILE, check_downloads, download_entry, pinned_download
+from ir_datasets_ext.spec import REPORTED_FOLDER, Reported, parse_reported, read_reported
 
 HEADER = "system,measure,value,dataset,subset,source,note,decimals\n"
 ROW = 'BM25,nDCG@10,0.505,comlq,2in,"Table 3, row BM25, column 2in",a note,\n'

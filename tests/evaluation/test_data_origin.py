@@ -110,7 +110,7 @@ def test_leaderboards_show_the_copy_beside_the_reproduced_row(copy_only, tmp_pat
 
 
 def test_report_card_marks_the_copy_and_reruns_only_on_the_same_data(copy_only, mirror, tmp_path, monkeypatch):
-    from negplugins.benchmarking import run_benchmark
+    from negplugins.reportcard import run_benchmark
 
     monkeypatch.chdir(tmp_path)
     result = run_benchmark(benchmarks="nevir", output=tmp_path / "card", progress=False)

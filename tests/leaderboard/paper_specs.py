@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 
-from ir_datasets_ext.benchmark import Reported, benchmarks, register_benchmark, unregister_benchmark
+from ir_datasets_ext.spec import Reported, benchmarks, register_benchmark, unregister_benchmark
 
 PAPER_URL = "https://example.org/papers/demo"
 

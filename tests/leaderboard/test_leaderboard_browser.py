@@ -153,7 +153,7 @@ def test_benchmark_report(driver, tmp_path, monkeypatch):
     from paper_specs import demo_paper, replaced_specs
     from selenium.webdriver.common.by import By
 
-    from negplugins.benchmarking import run_benchmark
+    from negplugins.reportcard import run_benchmark
 
     monkeypatch.chdir(tmp_path)
     with replaced_specs(demo_paper()):
@@ -166,7 +166,7 @@ def test_benchmark_report(driver, tmp_path, monkeypatch):
     model_row = table.find_element(By.CSS_SELECTOR, "tbody[data-dataset='negplugins-demo'] tr.model")
     cells = model_row.find_elements(By.TAG_NAME, "td")
     assert cells[2].text.startswith("all-MiniLM-L6-v2") and cells[3].text == "nDCG@10"
-    number, half_width = cells[4].text.split(" ± ")  # the score and its 95% interval (tests/benchmarking check the width)
+    number, half_width = cells[4].text.split(" ± ")  # the score and its 95% interval (tests/reportcard check the width)
     assert number == f"{value:.4f}" and float(half_width) > 0 and cells[4].value_of_css_property("font-weight") == "600"
     reported = table.find_elements(By.CSS_SELECTOR, "tbody[data-dataset='negplugins-demo'] tr.reported")
     assert [r.get_attribute("data-system") for r in reported] == ["Paper BM25", "<b>Dense</b>"]  # the spec's order

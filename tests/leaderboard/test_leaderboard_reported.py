@@ -196,7 +196,7 @@ def test_reproduces_without_recorded_numbers(tmp_path, trec):
 
 
 def test_a_number_on_an_unregistered_dataset_is_refused(tmp_path, trec):
-    from ir_datasets_ext.benchmark import Reported
+    from ir_datasets_ext.spec import Reported
     from negplugins.errors import UserError
 
     with replaced_specs({"negplugins-demo": {"reported": (Reported("X", "nDCG@10", 0.1, "negplugins-demo/nope"),)}}):

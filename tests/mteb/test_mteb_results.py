@@ -2,7 +2,7 @@
 
 Every file is read back with MTEB's own loaders (``TaskResult.from_disk``, ``ResultCache.load_results``,
 ``ModelMeta.model_validate_json_resolved``); its main score must be the suite's number, exactly. The other
-benchmarks' files (on fixtures) are checked in tests/benchmarking/test_benchmark_suite.py, ComLQ's on the real
+benchmarks' files (on fixtures) are checked in tests/reportcard/test_benchmark_suite.py, ComLQ's on the real
 release there too.
 """
 
@@ -15,9 +15,9 @@ from importlib import metadata
 
 import pytest
 
-from negplugins.benchmarking import run_benchmark
 from negplugins.errors import UserError
 from negplugins.mteb import naming
+from negplugins.reportcard import run_benchmark
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

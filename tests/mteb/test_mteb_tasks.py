@@ -35,7 +35,7 @@ def fixtures(tmp_path_factory):
     import mteb
     from sentence_transformers import SentenceTransformer
 
-    from negplugins.benchmarking import run_benchmark
+    from negplugins.reportcard import run_benchmark
     from negplugins.runners.encoders import default_model_path
 
     root = tmp_path_factory.mktemp("mteb_tasks")
@@ -122,7 +122,7 @@ def test_mteb_s_own_tasks_are_untouched():
 
 def test_mteb_is_not_imported_by_negplugins_nor_by_the_hook():
     code = ("import sys, negplugins, negplugins.mteb, negplugins.mteb.results, ir_measures, ir_datasets; "
-            "import negplugins.benchmarking; assert 'mteb' not in sys.modules, 'mteb imported'")
+            "import negplugins.reportcard; assert 'mteb' not in sys.modules, 'mteb imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=PROJECT_ROOT)
 
 

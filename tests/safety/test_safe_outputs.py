@@ -574,7 +574,7 @@ def _workflow_commands() -> list[str]:
     The steps are those of docs/workflow.md ("The workflow and output safety"); the README's shorter block holds
     the same commands (checked here), and its last two steps, ``leaderboard build`` (contributing into ``runs/``
     on purpose) and ``benchmark`` (a model on every benchmark), are tested in tests/leaderboard and
-    tests/benchmarking.
+    tests/reportcard.
     """
     commands = _block_commands("docs/workflow.md", "## Dataset, search, evaluate, contribute, report card")
     readme = _block_commands("README.md", "## The workflow")

@@ -1,6 +1,6 @@
 """The report card, rendered from a summary alone: baselines, confidence intervals, what "better than" counts.
 
-The summaries here are written by hand in the shape ``run_benchmark`` writes (``tests/benchmarking/
+The summaries here are written by hand in the shape ``run_benchmark`` writes (``tests/reportcard/
 test_benchmark_suite.py`` checks that shape on real runs); the ComLQ numbers are docs/report-card.md's (model 0.5855,
 Pyserini BM25 0.6557, the authors' pipeline 0.6907; the paper's eight systems from the spec).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from negplugins.benchmarking.report import figure_svg, report_html, report_markdown, standing
+from negplugins.reportcard.report import figure_svg, report_html, report_markdown, standing
 
 
 def _baseline(name, system, value, interval, diff, p, reproduces=None, authors=False):

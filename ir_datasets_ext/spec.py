@@ -5,9 +5,9 @@ wiring, as ir_datasets keeps ``NAME`` and ``QREL_DEFS`` beside each family, and 
 :func:`register_benchmark`. The numbers its paper reports are data, not code: ``etc/reported/<name>.csv``,
 read by :func:`read_reported`. Everything else reads the spec: the default measures and subsets of
 ``negplugins evaluate``, the leaderboard pages and their index, the command line's help and the README's
-benchmark table and default measures (rendered by ``negplugins.benchmarks_doc``). Adding a benchmark touches its
+benchmark table and default measures (rendered by ``negplugins.doc_blocks``). Adding a benchmark touches its
 dataset module, its docs YAML, its files in ``etc/`` and its tests, nothing else; the README's generated blocks are then refreshed with
-``python -m negplugins.benchmarks_doc --write README.md`` (a test fails until they are).
+``python -m negplugins.doc_blocks --write README.md`` (a test fails until they are).
 
 The citation is not repeated here: it is the ``bibtex`` of the family's docs YAML (what ir_datasets shows),
 read by :meth:`Benchmark.citation`.

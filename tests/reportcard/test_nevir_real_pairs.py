@@ -141,7 +141,7 @@ def test_evaluate_gives_the_full_number_and_names_the_copy(nevir_copy, capsys):
 
 def test_the_report_card_gives_the_number_on_the_real_pairs(nevir_copy, tmp_path):
     """The report card of the packaged MiniLM over the committed run (reused: same model, data and protocol)."""
-    from negplugins.benchmarking import run_benchmark
+    from negplugins.reportcard import run_benchmark
 
     folder = tmp_path / "card" / "nevir-test"
     folder.mkdir(parents=True)

@@ -2,12 +2,12 @@
 
 Nothing here states a fact of its own: titles, papers, dataset ids, default measures and their names in the
 papers, subsets and explicit negatives all come from each benchmark's spec
-(:class:`ir_datasets_ext.benchmark.Benchmark`, declared in its dataset module), in registration order.
+(:class:`ir_datasets_ext.spec.Benchmark`, declared in its dataset module), in registration order.
 Adding a benchmark changes this text with no edit here.
 
 The README and two documentation pages hold the rendered blocks between HTML comment markers
 (``<!-- benchmarks: ... -->`` ... ``<!-- /benchmarks -->``; which file holds which: :data:`BLOCK_FILES`); a test
-fails when they differ from a fresh rendering, and ``python -m negplugins.benchmarks_doc --write FILE`` rewrites
+fails when they differ from a fresh rendering, and ``python -m negplugins.doc_blocks --write FILE`` rewrites
 the blocks of FILE (nothing outside the markers changes; ``python -m negplugins.docs_pages --write`` rewrites them
 all, with the generated pages).
 """
@@ -18,13 +18,13 @@ import re
 import sys
 from collections.abc import Callable
 
-from ir_datasets_ext.benchmark import GENERIC_MEASURES, Benchmark, benchmarks
+from ir_datasets_ext.spec import GENERIC_MEASURES, Benchmark, benchmarks
 
 __all__ = ["venue", "measures_text", "evaluate_description", "docs_page", "readme_benchmark_table",
            "readme_default_measures", "readme_protocols", "README_BLOCKS", "BLOCK_FILES", "readme_block",
            "update_blocks", "stale_blocks", "update_readme", "stale_readme_blocks"]
 
-_SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.benchmarks_doc"
+_SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.doc_blocks"
 
 
 def venue(spec: Benchmark) -> str:
@@ -193,7 +193,7 @@ def main(argv=None) -> int:
     """Print the generated blocks, or with ``--write FILE`` rewrite those that FILE holds."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m negplugins.benchmarks_doc", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m negplugins.doc_blocks", description=main.__doc__)
     parser.add_argument("--write", metavar="FILE", help="rewrite the generated blocks of this file (README.md, "
                                                         "docs/evaluation.md, docs/report-card.md)")
     args = parser.parse_args(argv)

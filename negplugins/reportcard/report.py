@@ -4,7 +4,7 @@
 benchmark specs, which hold the papers' numbers) give the same bytes; no clock, no absolute path. Every text
 is escaped (:mod:`negplugins.rendering`: ``html_text`` in HTML, ``markdown_text`` in Markdown), so a model named
 ``<script>`` is shown, never run. The HTML page has no script and allows none (its Content-Security-Policy). What
-the card says is decided in :mod:`negplugins.benchmarking.card`; this module writes it out.
+the card says is decided in :mod:`negplugins.reportcard.card`; this module writes it out.
 
 What the report shows:
 

@@ -1,7 +1,7 @@
 """One spec per benchmark: what is derived from it, and a toy benchmark that appears everywhere with no other edit.
 
 The toy benchmark is an ir_datasets dataset written here (four documents, three queries in two subsets)
-plus a :class:`~ir_datasets_ext.benchmark.Benchmark` registered in the test. Without touching any module of the
+plus a :class:`~ir_datasets_ext.spec.Benchmark` registered in the test. Without touching any module of the
 suite it must show up in the default measures, the subsets of ``evaluate`` (in the spec's order, which is not
 alphabetical), the leaderboard pages and index, ``negplugins evaluate --help`` and the README table.
 """
@@ -20,9 +20,9 @@ from ir_datasets.formats import GenericDoc, TrecQrels, TsvDocs, TsvQueries
 from ir_datasets.util import LocalDownload
 
 from ir_datasets_ext import Reported
-from ir_datasets_ext.benchmark import Benchmark, benchmark_of, benchmarks, register_benchmark, unregister_benchmark
+from ir_datasets_ext.spec import Benchmark, benchmark_of, benchmarks, register_benchmark, unregister_benchmark
 from ir_datasets_ext.util import register
-from negplugins import benchmarks_doc
+from negplugins import doc_blocks
 from negplugins.cli import build_parser, main
 from negplugins.evaluation.scoring import default_measures, evaluate
 from negplugins.io.sidecars import write_metadata
@@ -156,19 +156,19 @@ def test_toy_benchmark_is_in_the_evaluate_help(toy, capsys):
 
 
 def test_toy_benchmark_has_a_row_in_the_readme_table(toy):
-    rows = benchmarks_doc.readme_benchmark_table().splitlines()
+    rows = doc_blocks.readme_benchmark_table().splitlines()
     assert rows[-1] == ("| `toybench` | [ToyBench](https://example.org/toybench) (Toy Venue 2031) | "
                         "a toy benchmark registered by a test | a toy negative | "
                         "[toybench](docs/benchmarks/toybench.md) |")
-    listed = benchmarks_doc.readme_default_measures().splitlines()
+    listed = doc_blocks.readme_default_measures().splitlines()
     assert "- ToyBench: `P@1`, `RR@10` (MRR@10); subsets by `facet`: zeta, alpha" in listed
 
 
 def test_the_toy_leaves_nothing_behind(tmp_path):
     with registered_toy(tmp_path):
-        assert "ToyBench" in benchmarks_doc.evaluate_description()
+        assert "ToyBench" in doc_blocks.evaluate_description()
     assert benchmark_of(TOY) is None and TOY not in ir_datasets.registry._registered
-    assert "ToyBench" not in benchmarks_doc.evaluate_description()
+    assert "ToyBench" not in doc_blocks.evaluate_description()
 
 
 # -- the spec ---------------------------------------------------------------------------------------
@@ -214,25 +214,25 @@ def test_citation_comes_from_the_docs_yaml():
 # -- what is rendered from the specs -----------------------------------------------------------------
 
 def test_venue_comes_from_the_paper_reference():
-    assert benchmarks_doc.venue(benchmark_of("comlq")) == "AAAI 2026"
-    assert benchmarks_doc.venue(benchmark_of("boolquestions")) == "Findings of EMNLP 2024"
-    assert benchmarks_doc.venue(benchmark_of("negplugins-demo")) == ""  # "negplugins": no venue
+    assert doc_blocks.venue(benchmark_of("comlq")) == "AAAI 2026"
+    assert doc_blocks.venue(benchmark_of("boolquestions")) == "Findings of EMNLP 2024"
+    assert doc_blocks.venue(benchmark_of("negplugins-demo")) == ""  # "negplugins": no venue
 
 
 def test_measures_text_names_the_papers_measures_and_what_a_hook_adds():
-    assert benchmarks_doc.measures_text(benchmark_of("nevir/test")) == "PairedAcc (paired accuracy)"
-    comlq = benchmarks_doc.measures_text(benchmark_of("comlq"))
+    assert doc_blocks.measures_text(benchmark_of("nevir/test")) == "PairedAcc (paired accuracy)"
+    comlq = doc_blocks.measures_text(benchmark_of("comlq"))
     assert comlq.startswith("nDCG@10, RR@10 (MRR@10), R@100, plus LSNC@100 where the qrels hold explicit negatives")
-    assert "`" not in comlq and "`LSNC@100`" in benchmarks_doc.measures_text(benchmark_of("comlq"), code=True)
+    assert "`" not in comlq and "`LSNC@100`" in doc_blocks.measures_text(benchmark_of("comlq"), code=True)
     hooked = Benchmark(name="h", title="H", summary="", paper="", paper_url="", datasets=(), measures=("P@1",),
                        main_measure="P@1", measures_hook=lambda dataset_id, qrels: (["P@1", "P@2"], []))
-    assert benchmarks_doc.measures_text(hooked) == "P@1, and others where its data calls for them"
+    assert doc_blocks.measures_text(hooked) == "P@1, and others where its data calls for them"
 
 
 def test_evaluate_help_lists_every_benchmarks_measures():
-    text = _one_line(benchmarks_doc.evaluate_description())
+    text = _one_line(doc_blocks.evaluate_description())
     for spec in benchmarks():
-        assert f"{spec.title}: {benchmarks_doc.measures_text(spec)}" in text
+        assert f"{spec.title}: {doc_blocks.measures_text(spec)}" in text
     # the drift this replaced: BoolQuestions was listed as "RR@10 NegRecall@10"
     assert "BoolQuestions: PosRR@10 (MRR@10), NegRecall(conflict=2)@10 (NegRecall@10);" in text
     assert text.count("; ") >= len(benchmarks())
@@ -240,16 +240,16 @@ def test_evaluate_help_lists_every_benchmarks_measures():
 
 def test_readme_and_docs_blocks_are_rendered_from_the_specs():
     root = Path(__file__).resolve().parents[1]
-    assert sorted(name for names in benchmarks_doc.BLOCK_FILES.values() for name in names) == sorted(
-        benchmarks_doc.README_BLOCKS)  # every block has one home
-    for path, names in benchmarks_doc.BLOCK_FILES.items():
-        stale = benchmarks_doc.stale_blocks((root / path).read_text(encoding="utf-8"), names)
-        assert not stale, (f"{path} differs from the benchmark specs; run 'python -m negplugins.benchmarks_doc "
+    assert sorted(name for names in doc_blocks.BLOCK_FILES.values() for name in names) == sorted(
+        doc_blocks.README_BLOCKS)  # every block has one home
+    for path, names in doc_blocks.BLOCK_FILES.items():
+        stale = doc_blocks.stale_blocks((root / path).read_text(encoding="utf-8"), names)
+        assert not stale, (f"{path} differs from the benchmark specs; run 'python -m negplugins.doc_blocks "
                            f"--write {path}' or paste:\n\n" + "\n\n".join(stale.values()))
 
 
 def test_readme_table_rows_say_what_the_specs_say():
-    table = benchmarks_doc.readme_benchmark_table().splitlines()
+    table = doc_blocks.readme_benchmark_table().splitlines()
     assert table[0] == "| dataset id | benchmark | what it tests | explicit negatives (-1) | details |"
     assert len(table) == 2 + len(benchmarks())
     assert table[2] == ("| `comlq`, `comlq/<structure>`, `comlq/negation` | [ComLQ](https://arxiv.org/abs/2511.12004) "
@@ -259,7 +259,7 @@ def test_readme_table_rows_say_what_the_specs_say():
 
 
 def test_readme_protocols_say_what_the_specs_say():
-    table = benchmarks_doc.readme_protocols().splitlines()
+    table = doc_blocks.readme_protocols().splitlines()
     assert table[0] == "| benchmark | datasets run | protocol | documents per query |"
     assert len(table) == 2 + len(benchmarks())
     assert table[2].startswith("| ComLQ | `comlq` | the whole corpus ranked: ") and table[2].endswith(" | 100 |")
@@ -272,31 +272,31 @@ def test_update_readme_rewrites_only_the_blocks(tmp_path, capsys):
     text = ("# Title\n\nbefore\n\n<!-- benchmarks: old note -->\n| OLD-TABLE |\n<!-- /benchmarks -->\n\nbetween\n\n"
             "<!-- default-measures: x -->\nOLD-LIST\n<!-- /default-measures -->\nafter\n\n"
             "<!-- protocols: y -->\nOLD-PROTOCOLS\n<!-- /protocols -->\nend\n")
-    fresh = benchmarks_doc.update_readme(text)
+    fresh = doc_blocks.update_readme(text)
     assert fresh.startswith("# Title\n\nbefore\n\n<!-- benchmarks: generated from the benchmark specs")
     assert "\n<!-- /benchmarks -->\n\nbetween\n\n<!-- default-measures: generated" in fresh
     assert "\n<!-- /default-measures -->\nafter\n\n<!-- protocols: generated" in fresh
     assert fresh.endswith("\n<!-- /protocols -->\nend\n") and "OLD-" not in fresh
-    assert benchmarks_doc.stale_readme_blocks(fresh) == {}
-    assert set(benchmarks_doc.stale_readme_blocks(text)) == {"benchmarks", "default-measures", "protocols"}
-    assert benchmarks_doc.update_readme(fresh) == fresh
+    assert doc_blocks.stale_readme_blocks(fresh) == {}
+    assert set(doc_blocks.stale_readme_blocks(text)) == {"benchmarks", "default-measures", "protocols"}
+    assert doc_blocks.update_readme(fresh) == fresh
     with pytest.raises(ValueError, match="default-measures"):
-        benchmarks_doc.update_readme(text.replace("<!-- /default-measures -->", ""))
+        doc_blocks.update_readme(text.replace("<!-- /default-measures -->", ""))
 
     path = tmp_path / "README.md"
     path.write_text(text, encoding="utf-8")
-    assert benchmarks_doc.main(["--write", str(path)]) == 0
+    assert doc_blocks.main(["--write", str(path)]) == 0
     assert path.read_text(encoding="utf-8") == fresh
-    assert benchmarks_doc.main(["--write", str(path)]) == 0 and "up to date" in capsys.readouterr().out
-    assert benchmarks_doc.main(["--write", str(tmp_path / "missing.md")]) == 2
+    assert doc_blocks.main(["--write", str(path)]) == 0 and "up to date" in capsys.readouterr().out
+    assert doc_blocks.main(["--write", str(tmp_path / "missing.md")]) == 2
     assert "missing.md" in capsys.readouterr().err
     # a page holding one block gets only that block rewritten; a file holding none is an error
     page = tmp_path / "page.md"
     page.write_text("# Page\n\n<!-- protocols: y -->\nOLD-PROTOCOLS\n<!-- /protocols -->\n", encoding="utf-8")
-    assert benchmarks_doc.main(["--write", str(page)]) == 0
-    assert page.read_text(encoding="utf-8") == "# Page\n\n" + benchmarks_doc.readme_block("protocols") + "\n"
+    assert doc_blocks.main(["--write", str(page)]) == 0
+    assert page.read_text(encoding="utf-8") == "# Page\n\n" + doc_blocks.readme_block("protocols") + "\n"
     page.write_text("# Page\n", encoding="utf-8")
-    assert benchmarks_doc.main(["--write", str(page)]) == 2 and "no generated block" in capsys.readouterr().err
+    assert doc_blocks.main(["--write", str(page)]) == 2 and "no generated block" in capsys.readouterr().err
     assert page.read_text(encoding="utf-8") == "# Page\n"
 
 
@@ -351,7 +351,7 @@ def test_every_spec_names_its_main_measure_as_the_evaluation_names_it():
 
 
 def test_main_measure_of_a_dataset():
-    from ir_datasets_ext.benchmark import GENERIC_MAIN_MEASURE, GENERIC_MEASURES, main_measure
+    from ir_datasets_ext.spec import GENERIC_MAIN_MEASURE, GENERIC_MEASURES, main_measure
 
     assert main_measure("excluir/test") == "R@1" and main_measure("comlq/2in", ["RR@10", "nDCG@10"]) == "nDCG@10"
     assert main_measure("msmarco-passage/dev") == GENERIC_MAIN_MEASURE and GENERIC_MAIN_MEASURE in GENERIC_MEASURES

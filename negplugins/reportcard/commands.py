@@ -1,4 +1,4 @@
-"""``negplugins benchmark``: a thin layer over :func:`negplugins.benchmarking.suite.run_benchmark`.
+"""``negplugins benchmark``: a thin layer over :func:`negplugins.reportcard.suite.run_benchmark`.
 
 ::
 
@@ -24,7 +24,7 @@ def _cmd_benchmark(args) -> int:
     from ..runners.encoders import configure_offline
 
     configure_offline()  # this command's process only, before any Hugging Face library is imported
-    from ir_datasets_ext.benchmark import main_measure
+    from ir_datasets_ext.spec import main_measure
 
     from .suite import REPORT_FILES, run_benchmark
 

@@ -3,7 +3,7 @@
 :func:`run_benchmark` (``negplugins benchmark``) takes a model (a folder, a Hugging Face id in the local
 cache, the packaged all-MiniLM-L6-v2, or a loaded ``SentenceTransformer`` object, as MTEB takes one) and,
 for every registered benchmark whose data is available, runs the protocol its spec declares
-(:attr:`ir_datasets_ext.benchmark.Benchmark.protocol`, ``depth`` and ``benchmark_datasets()``):
+(:attr:`ir_datasets_ext.spec.Benchmark.protocol`, ``depth`` and ``benchmark_datasets()``):
 
 ``retrieval``, no reranker
     Dense retrieval with the model over the whole corpus, top ``depth`` per query
@@ -21,7 +21,7 @@ Each run is evaluated with the benchmark's paper measures, overall and per subse
 (:func:`negplugins.evaluation.significance.evaluation_intervals`: Student's t over the per-query values).
 
 **Baselines.** Beside the model, every dataset gets the systems its spec declares that need no model
-(:meth:`ir_datasets_ext.benchmark.Benchmark.computed_baselines`): stock Pyserini BM25 at its defaults on every
+(:meth:`ir_datasets_ext.spec.Benchmark.computed_baselines`): stock Pyserini BM25 at its defaults on every
 ``retrieval`` benchmark (``negplugins search bm25``; the same run is a reranker's first stage), and the authors'
 own pipeline where the suite has it as a preset (ComLQ: ``negplugins search bm25s --preset comlq-authors``), each
 to the benchmark's depth, evaluated with the same measures and compared with the model per query on the primary
@@ -33,7 +33,7 @@ Output (``results/<model>/`` by default)::
 
     summary.json                 the model (id, weights SHA-256, parameters), versions, date, every dataset:
                                  its system, files and scores, or why it was skipped
-    report.md, report.html       the report (see :mod:`negplugins.benchmarking.report`)
+    report.md, report.html       the report (see :mod:`negplugins.reportcard.report`)
     figure.svg                   the report's figure
     <dataset slug>/<run>.trec.gz the run, with its sidecar <run>.meta.json
     <dataset slug>/bm25.trec.gz  Pyserini BM25: a baseline, and the first stage of a reranked run (with its sidecar)
@@ -70,7 +70,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ir_datasets_ext.benchmark import PYSERINI_BM25, main_measure
+from ir_datasets_ext.spec import PYSERINI_BM25, main_measure
 
 from .. import datasets
 from ..errors import UserError, error_line
@@ -87,7 +87,7 @@ __all__ = ["RESULTS_FILE", "SUMMARY_FILE", "REPORT_FILES", "BenchmarkOutcome", "
 
 SUMMARY_FILE = "summary.json"
 RESULTS_FILE = "results.json"
-#: The report's files, rendered from the summary (:mod:`negplugins.benchmarking.report`).
+#: The report's files, rendered from the summary (:mod:`negplugins.reportcard.report`).
 REPORT_FILES = ("report.md", "report.html", "figure.svg")
 SUMMARY_FORMAT = "negplugins-benchmark-summary"
 RESULTS_FORMAT = "negplugins-benchmark-results"

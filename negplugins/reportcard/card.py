@@ -1,6 +1,6 @@
 """What the report card of ``negplugins benchmark`` says, in every format: where the model stands, and why.
 
-The report's formats (:mod:`negplugins.benchmarking.report`: Markdown and HTML) and its figure
+The report's formats (:mod:`negplugins.reportcard.report`: Markdown and HTML) and its figure
 (:func:`figure_svg`) say the same things; this module decides them, from the summary alone (and the
 benchmark specs, which hold the papers' numbers):
 

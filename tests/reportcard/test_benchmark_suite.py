@@ -21,9 +21,9 @@ import dataset_fixtures as fx
 import numpy as np
 import pytest
 
-from negplugins.benchmarking import run_benchmark, select_benchmarks
-from negplugins.benchmarking.report import notable_systems, report_html, report_markdown, standing
 from negplugins.errors import UserError
+from negplugins.reportcard import run_benchmark, select_benchmarks
+from negplugins.reportcard.report import notable_systems, report_html, report_markdown, standing
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
