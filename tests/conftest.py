@@ -32,6 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
 _REAL_DATA_FIXTURES = {"comlq_mirror", "shared_data"}
 #: Fixtures of a test that writes into its home or a mirror of its own: it keeps a fresh home.
 _FRESH_HOME_FIXTURES = {"isolated_ir_datasets_home", "mirror"}
+#: Tests (files, or single tests) that keep a fresh home though they read the real release: their commands are
+#: stopped while they build the caches, or they follow a new user's first steps, caches included.
+_FRESH_HOME_TESTS = {"safety/test_interrupts.py",
+                     "safety/test_safe_outputs.py::test_readme_workflow_and_demo_leave_a_fresh_clone_clean"}
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +43,9 @@ def ir_datasets_home(request, tmp_path_factory, monkeypatch):
     """The test's ``IR_DATASETS_HOME``: the session's shared home for a test that reads only the real release, a
     fresh one for every other test."""
     names = set(request.fixturenames)
-    if names & _REAL_DATA_FIXTURES and not names & _FRESH_HOME_FIXTURES:
+    file = _test_file(request.node)
+    fresh = names & _FRESH_HOME_FIXTURES or {file, f"{file}::{request.node.originalname}"} & _FRESH_HOME_TESTS
+    if names & _REAL_DATA_FIXTURES and not fresh:
         home = request.getfixturevalue("shared_ir_datasets_home")
     else:
         home = tmp_path_factory.mktemp("ir_datasets_home")
@@ -55,8 +61,10 @@ def isolated_ir_datasets_home(ir_datasets_home):
 
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """Size and modification time of every file below ``root`` (folders left out: a process that imports
+    ir_datasets makes empty folders for stock ir_datasets' own datasets in its home)."""
     return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*"))}
+            for p in sorted(root.rglob("*")) if not p.is_dir()}
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +72,8 @@ def shared_ir_datasets_home(tmp_path_factory):
     """One ``IR_DATASETS_HOME`` for the tests that read the real release, read-only once built.
 
     Built once per run (the xdist workers share it, under a lock): the ComLQ release verified from
-    ``../shared/data``, its docstore and its document id set. At the end of the session it must be as it was
+    ``../shared/data``, its docstore and its document id set, those of NevIR's derived test pairs and of the
+    packaged demo (the committed runs are checked against them). At the end of the session it must be as it was
     after the build: a test that writes into its home must ask for ``isolated_ir_datasets_home``.
     """
     from filelock import FileLock
@@ -92,7 +101,8 @@ def _build_shared_home(home: Path) -> None:
         patch.setenv("IR_DATASETS_HOME", str(home))
         patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
         ir_datasets.load("comlq").docs_store().build()
-        doc_id_set("comlq")
+        for dataset_id in ("comlq", "nevir/test", "negplugins-demo"):
+            doc_id_set(dataset_id)
     (home / ".built").write_text("")
 
 
@@ -176,11 +186,16 @@ _MODEL_FILES = {"runners/test_runners_dense.py", "runners/test_runners_dense_opt
 _MODEL_FIXTURES = {"minilm_encoder", "minilm"}
 
 
+def _test_file(item) -> str:
+    """The item's file relative to ``tests/`` (``""`` outside it)."""
+    tests = Path(__file__).resolve().parent
+    return item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+
+
 def pytest_collection_modifyitems(config, items):
     """The markers ``model`` and ``ray`` (pyproject.toml), set here so that a new test in those files has them."""
-    tests = Path(__file__).resolve().parent
     for item in items:
-        file = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+        file = _test_file(item)
         if file in _MODEL_FILES or set(getattr(item, "fixturenames", ())) & _MODEL_FIXTURES:
             item.add_marker(pytest.mark.model)
         if file == "runners/test_runners_ray.py" or "_ray_" in item.name:
