@@ -1,7 +1,11 @@
 """Fixtures shared by the whole suite.
 
 Every test runs with its own ``IR_DATASETS_HOME`` (nothing touches the user's cache) and without a mirror
-unless it asks for one. ``shared_data`` is ``../shared/data`` beside the project root, the real ComLQ
+unless it asks for one. A test that reads the real release through ``comlq_mirror`` (or ``shared_data``) runs
+instead in one home shared by the session, whose docstores are built once, before the first such test, and which
+no test may change afterwards (:func:`shared_ir_datasets_home`); a test that asks for ``isolated_ir_datasets_home``
+or ``mirror`` still gets a fresh one. The session fails if the tests changed the checkout
+(:func:`pytest_sessionfinish`). ``shared_data`` is ``../shared/data`` beside the project root, the real ComLQ
 release; tests that need it are marked ``realdata``. Without it they are skipped, except in CI
 (``CI=true``), where a missing real data folder fails them: CI runs with ``../shared/`` in place, and a
 silent skip there would pass a run that checked nothing. :func:`missing_real_data` is that one rule, for the
@@ -24,12 +28,82 @@ REAL_RELEASE = SHARED_DATA / "comlq" / "dataset.zip"
 sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
 
 
+#: Fixtures with which a test reads only the real release, and so may run in the session's shared home.
+_REAL_DATA_FIXTURES = {"comlq_mirror", "shared_data"}
+#: Fixtures of a test that writes into its home or a mirror of its own: it keeps a fresh home.
+_FRESH_HOME_FIXTURES = {"isolated_ir_datasets_home", "mirror"}
+#: Tests (files, or single tests) that keep a fresh home though they read the real release: their commands are
+#: stopped while they build the caches, or they follow a new user's first steps, caches included.
+_FRESH_HOME_TESTS = {"safety/test_interrupts.py",
+                     "safety/test_safe_outputs.py::test_readme_workflow_and_demo_leave_a_fresh_clone_clean"}
+
+
 @pytest.fixture(autouse=True)
-def isolated_ir_datasets_home(tmp_path_factory, monkeypatch):
-    home = tmp_path_factory.mktemp("ir_datasets_home")
+def ir_datasets_home(request, tmp_path_factory, monkeypatch):
+    """The test's ``IR_DATASETS_HOME``: the session's shared home for a test that reads only the real release, a
+    fresh one for every other test."""
+    names = set(request.fixturenames)
+    file = _test_file(request.node)
+    fresh = names & _FRESH_HOME_FIXTURES or {file, f"{file}::{request.node.originalname}"} & _FRESH_HOME_TESTS
+    if names & _REAL_DATA_FIXTURES and not fresh:
+        home = request.getfixturevalue("shared_ir_datasets_home")
+    else:
+        home = tmp_path_factory.mktemp("ir_datasets_home")
     monkeypatch.setenv("IR_DATASETS_HOME", str(home))
     monkeypatch.delenv("IR_DATASETS_EXT_MIRROR", raising=False)
     return home
+
+
+@pytest.fixture
+def isolated_ir_datasets_home(ir_datasets_home):
+    """A fresh ``IR_DATASETS_HOME`` of this test alone (asking for it keeps the test out of the shared home)."""
+    return ir_datasets_home
+
+
+def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """Size and modification time of every file below ``root`` (folders left out: a process that imports
+    ir_datasets makes empty folders for stock ir_datasets' own datasets in its home)."""
+    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if not p.is_dir()}
+
+
+@pytest.fixture(scope="session")
+def shared_ir_datasets_home(tmp_path_factory):
+    """One ``IR_DATASETS_HOME`` for the tests that read the real release, read-only once built.
+
+    Built once per run (the xdist workers share it, under a lock): the ComLQ release verified from
+    ``../shared/data``, its docstore and its document id set, those of NevIR's derived test pairs and of the
+    packaged demo (the committed runs are checked against them). At the end of the session it must be as it was
+    after the build: a test that writes into its home must ask for ``isolated_ir_datasets_home``.
+    """
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the same folder for every worker
+    home = root / "shared_ir_datasets_home"
+    with FileLock(str(root / "shared_ir_datasets_home.lock")):
+        if not (home / ".built").is_file() and REAL_RELEASE.is_file():
+            _build_shared_home(home)
+        before = _tree_state(home) if home.is_dir() else {}
+    yield home
+    changed = sorted(set(_tree_state(home).items()) ^ set(before.items())) if home.is_dir() else []
+    if changed:
+        pytest.fail(f"tests changed the shared IR_DATASETS_HOME {home} (a test that writes there must ask for "
+                    f"isolated_ir_datasets_home): {sorted({path for path, _ in changed})}", pytrace=False)
+
+
+def _build_shared_home(home: Path) -> None:
+    import ir_datasets
+
+    from negplugins.evaluation.validation import doc_id_set
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IR_DATASETS_HOME", str(home))
+        patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
+        ir_datasets.load("comlq").docs_store().build()
+        for dataset_id in ("comlq", "nevir/test", "negplugins-demo"):
+            doc_id_set(dataset_id)
+    (home / ".built").write_text("")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -47,6 +121,50 @@ def jvm_keeps_its_crash_handlers(request):
                     f"negplugins._compat.crash_handlers.keep_crash_handlers()", pytrace=False)
 
 
+def _checkout_state() -> dict[str, tuple] | None:
+    """What ``git status`` shows of the checkout, ignored files included, with each listed path's size and newest
+    modification; ``None`` outside a git checkout. Python's and the tools' caches are left out."""
+    import subprocess
+
+    done = subprocess.run(["git", "status", "--porcelain", "--ignored", "-z"], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    state = {}
+    for entry in filter(None, done.stdout.split("\0")):
+        path = entry[3:].rstrip("/")
+        if path in (".venv", ".pytest_cache", ".ruff_cache") or path.split("/")[-1] == "__pycache__":
+            continue
+        target = PROJECT_ROOT / path
+        files = [target, *target.rglob("*")] if target.is_dir() else [target]
+        stats = [f.lstat() for f in files if f.exists() or f.is_symlink()]
+        state[path] = (entry[:2], len(stats), sum(s.st_size for s in stats), max((s.st_mtime_ns for s in stats),
+                                                                                  default=0))
+    return state
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # once per run: in the xdist controller or a plain run
+        session.config.stash[_CHECKOUT] = _checkout_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when the tests changed the checkout (a file written, removed or altered, ignored ones too)."""
+    before = session.config.stash.get(_CHECKOUT, None)
+    if before is None:
+        return
+    after = _checkout_state() or {}
+    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    if changed:
+        session.config.get_terminal_writer().line()
+        session.config.get_terminal_writer().line(
+            f"the tests changed the checkout {PROJECT_ROOT}: {', '.join(changed)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_CHECKOUT = pytest.StashKey[dict]()
+
+
 def real_data_required() -> bool:
     """Whether a missing real data folder fails a test instead of skipping it: in CI (``CI=true``)."""
     return os.environ.get("CI", "").strip().lower() == "true"
@@ -57,6 +175,31 @@ def missing_real_data(reason: str):
     if real_data_required():
         pytest.fail(f"{reason}; CI=true, where the real data must be present", pytrace=False)
     pytest.skip(reason)
+
+
+#: Test files whose subject is a runner or a benchmark of the packaged all-MiniLM-L6-v2 (marker ``model``).
+_MODEL_FILES = {"runners/test_runners_dense.py", "runners/test_runners_dense_options.py",
+                "runners/test_runners_dense_backends.py", "runners/test_dense_index_types.py",
+                "runners/test_one_way.py", "runners/test_rerank_reuse.py", "runners/test_runners_ray.py",
+                "runners/test_runners_cli.py", "beir/test_beir_retrieval.py", "benchmarking/test_benchmark_suite.py",
+                "benchmarking/test_nevir_real_pairs.py", "mteb/test_mteb_comlq.py"}
+_MODEL_FIXTURES = {"minilm_encoder", "minilm"}
+
+
+def _test_file(item) -> str:
+    """The item's file relative to ``tests/`` (``""`` outside it)."""
+    tests = Path(__file__).resolve().parent
+    return item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+
+
+def pytest_collection_modifyitems(config, items):
+    """The markers ``model`` and ``ray`` (pyproject.toml), set here so that a new test in those files has them."""
+    for item in items:
+        file = _test_file(item)
+        if file in _MODEL_FILES or set(getattr(item, "fixturenames", ())) & _MODEL_FIXTURES:
+            item.add_marker(pytest.mark.model)
+        if file == "runners/test_runners_ray.py" or "_ray_" in item.name:
+            item.add_marker(pytest.mark.ray)
 
 
 def pytest_runtest_setup(item):

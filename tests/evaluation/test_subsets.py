@@ -31,10 +31,13 @@ def test_query_unknown_to_the_whole_benchmark_is_still_an_error(comlq_mirror, tm
 
 
 @pytest.mark.realdata
-def test_rerank_a_subset_of_a_full_run(comlq_mirror, tmp_path):
+def test_rerank_a_subset_of_a_full_run(comlq_mirror, tmp_path, tiny_cross_encoder):
+    """The subject is the subset, not the model: the tiny cross-encoder stands in for one (the rerankers' scores
+    are the runner tests' subject)."""
     from negplugins.runners.rerank import rerank
 
-    info = rerank("comlq/pni", tmp_path / "pni.trec", run=FULL_RUN, reranker="bi-encoder", top_k=2)
+    info = rerank("comlq/pni", tmp_path / "pni.trec", run=FULL_RUN, model=str(tiny_cross_encoder),
+                  reranker="cross-encoder", top_k=2)
     assert info["queries"] == 122 and info["outside_subset"] == 2787 and info["lines"] == 244
     assert "only the 122 queries of comlq/pni are reranked" in info["notes"][0]
     assert evaluate("comlq/pni", tmp_path / "pni.trec").counts["nDCG@10"] == 122

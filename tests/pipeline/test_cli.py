@@ -1,16 +1,32 @@
-"""The negplugins command line: one-line errors with exit status 2, never a traceback."""
+"""The negplugins command line: one-line errors with exit status 2, never a traceback.
 
+The commands run in this process (:func:`negplugins.cli.main`, what the console script calls); the process
+itself, its exit status and its signals, is the subject of ``test_demo_runs_offline_end_to_end`` here and of
+``tests/safety/``.
+"""
+
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 
 def negplugins(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "negplugins", *args], capture_output=True, text=True, cwd=cwd,
-                          env=dict(os.environ))
+    """``negplugins ARGS``: its exit status and what it printed (an exception would fail the test)."""
+    from negplugins.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args))
+        except SystemExit as exit:  # argparse's errors end the process so: the console script's status too
+            status = exit.code
+    return SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def assert_one_line_error(result, *fragments):
