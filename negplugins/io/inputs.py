@@ -17,6 +17,7 @@ Problems are raised as :class:`BoundedReadError`, which names the file and line.
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
 import stat
@@ -118,10 +119,12 @@ def _require_regular(path: Path, mode: int, what: str, error) -> None:
         raise error(f"{path}: is {kind}, not a regular file; expected a {what}")
 
 
-def iter_run_lines(path: str | os.PathLike, limit: int | None = None, what: str = "run file"):
+def iter_run_lines(path: str | os.PathLike, limit: int | None = None, what: str = "run file", data: bytes | None = None):
     """Yield ``(line_number, line_bytes)`` of a run (plain or gzip), within the bounds.
 
-    Blank lines may be skipped (their numbers are counted); the bytes exclude the newline.
+    Blank lines may be skipped (their numbers are counted); the bytes exclude the newline. ``data``: the run's
+    content already read within the bounds (:func:`negplugins.io.run_columns.read_run_bytes`), split instead
+    of opening the file again.
 
     Raises
     ------
@@ -132,6 +135,9 @@ def iter_run_lines(path: str | os.PathLike, limit: int | None = None, what: str 
         The file is missing or not a regular file.
     """
     limit = max_run_bytes() if limit is None else limit
+    if data is not None:
+        yield from _split_lines(path, io.BytesIO(data), limit, False)
+        return
     with open_regular(path, what) as raw:
         size = os.fstat(raw.fileno()).st_size
         if size > limit:
