@@ -41,7 +41,8 @@ BLOCK_BYTES = 1 << 20
 #: (the shortest TREC line, ``q Q0 d 1 1 t``, has 12).
 _SPARSE_LINE_BYTES = 8
 _NON_SPACE = re.compile(rb"\S")
-_GZIP_MAGIC = b"\x1f\x8b"
+#: The first two bytes of a gzip stream (how a run is recognised as gzip, whatever its name).
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class BoundedReadError(UserError):
@@ -143,7 +144,7 @@ def iter_run_lines(path: str | os.PathLike, limit: int | None = None, what: str 
         if size > limit:
             raise BoundedReadError(path, 0, "size", f"file is {size} bytes, over the limit of {limit} bytes "
                                                     f"(raise it with {MAX_RUN_BYTES_ENV})")
-        is_gzip = raw.read(2) == _GZIP_MAGIC
+        is_gzip = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if is_gzip else raw
         yield from _split_lines(path, stream, limit, is_gzip)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .inputs import _GZIP_MAGIC, MAX_LINE_BYTES, max_run_bytes, open_regular
+from .inputs import GZIP_MAGIC, MAX_LINE_BYTES, max_run_bytes, open_regular
 
 __all__ = ["RunColumns", "read_run_bytes", "parse_columns"]
 
@@ -55,7 +55,7 @@ def read_run_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes |
         data = raw.read(limit + 1)
     if len(data) > limit:
         return None
-    if data[:2] != _GZIP_MAGIC:
+    if data[:2] != GZIP_MAGIC:
         return data
     inflater = zlib.decompressobj(wbits=31)
     parts, total, rest = [], 0, data
@@ -69,7 +69,7 @@ def read_run_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes |
             if not inflater.eof:
                 return None  # truncated
             rest = inflater.unused_data
-            if rest and rest[:2] != _GZIP_MAGIC:
+            if rest and rest[:2] != GZIP_MAGIC:
                 return None  # trailing garbage: as GzipFile decides
             inflater = zlib.decompressobj(wbits=31)
     except zlib.error:
