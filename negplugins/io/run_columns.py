@@ -32,9 +32,6 @@ _OTHER_ASCII_SPACE = b"\t\x0b\x0c\x1c\x1d\x1e\x1f"
 #: UTF-8 encodings of the non-ASCII characters ``str.split()`` splits on.
 _UNICODE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
 _CHUNK = 1 << 24
-#: pyarrow reads the integer ``0x1f``, which Python's ``int()`` refuses: a run with such a column is read line by
-#: line (a doc id or tag starting ``0x`` too, which costs time, not correctness).
-_HEX = re.compile(rb"(?:^| )[+-]?0[xX]", re.MULTILINE)
 
 
 def read_run_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes | None:
@@ -111,7 +108,7 @@ def parse_columns(data: bytes) -> RunColumns | None:
     import pyarrow as pa
     from pyarrow import csv
 
-    if not _plain_form(data) or ((b"0x" in data or b"0X" in data) and _HEX.search(data)):
+    if not _plain_form(data):
         return None
     names = ["query", "q0", "doc", "rank", "score", "tag"]
     try:
@@ -121,14 +118,17 @@ def parse_columns(data: bytes) -> RunColumns | None:
             parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False,
                                            double_quote=False, newlines_in_values=False, ignore_empty_lines=True),
             convert_options=csv.ConvertOptions(
-                column_types={"query": pa.string(), "doc": pa.string(), "rank": pa.int64(), "score": pa.float64()},
+                column_types={"query": pa.string(), "doc": pa.string(), "rank": pa.dictionary(pa.int32(), pa.string()),
+                              "score": pa.float64()},
                 include_columns=["query", "doc", "rank", "score"], null_values=[], strings_can_be_null=False,
                 quoted_strings_can_be_null=False, check_utf8=True))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if table.num_rows == 0:
         return None
-    rank = table.column("rank").to_numpy()
+    rank = _ranks(table.column("rank"))
+    if rank is None:
+        return None
     score = table.column("score").to_numpy()
     if not np.isfinite(score).all():
         return None
@@ -136,6 +136,24 @@ def parse_columns(data: bytes) -> RunColumns | None:
     docs = table.column("doc").combine_chunks().dictionary_encode()
     return RunColumns(queries.dictionary.to_pylist(), queries.indices.to_numpy().astype(np.int64),
                       docs.dictionary, docs.indices.to_numpy().astype(np.int64), rank, score)
+
+
+def _ranks(column) -> np.ndarray | None:
+    """The rank column as integers, each distinct text read by Python's ``int()`` as the line reader reads it
+    (pyarrow's own integer parser also reads ``0x1f``); None where one is not an integer of 64 bits."""
+    parts = []
+    for chunk in column.chunks:
+        try:
+            values = [int(text) for text in chunk.dictionary.to_pylist()]
+        except ValueError:
+            return None
+        if values and not _INT64[0] <= min(values) <= max(values) <= _INT64[1]:
+            return None
+        parts.append(np.array(values, dtype=np.int64)[chunk.indices.to_numpy()])
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 class RunColumns(Mapping):
