@@ -154,7 +154,7 @@ def _cmd_search_bm25(args) -> int:
 
 def _cmd_evaluate(args) -> int:
     from .evaluation.reports import render
-    from .evaluation.scoring import evaluate, evaluate_runs
+    from .evaluation.scoring import check_comparison, evaluate, evaluate_runs, read_inputs
 
     fmt = "json" if args.json else args.format
     inputs = [*args.run, *([args.baseline] if args.baseline else [])]
@@ -163,25 +163,30 @@ def _cmd_evaluate(args) -> int:
         from .io.outputs import check_replaceable_file
 
         check_replaceable_file(args.output, inputs=inputs, force=args.force)
+    dataset = None
     if args.by_doc_field or args.without_docs or args.by_doc_field_k is not None:  # before the (long) evaluation
+        from . import datasets
         from .evaluation.diagnostics import check_options
 
-        check_options(args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or ())
-    if len(args.run) == 1 and args.baseline is None:
-        result = evaluate(args.dataset, args.run[0], measures=args.measures, per_query=args.per_query,
-                          ties=args.ties)
+        dataset = datasets.load(args.dataset)
+        check_options(args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or (), dataset=dataset)
+    comparing = len(args.run) > 1 or args.baseline is not None
+    if comparing:  # a bad baseline or --permutations before any data is read
+        check_comparison(args.run, args.baseline if args.baseline is not None else 0, args.permutations)
+    # one pass: the dataset, its qrels, the measures and every run are read once, for all that follows
+    loaded = read_inputs(args.dataset, args.run, args.measures, dataset=dataset)
+    if not comparing:
+        result = evaluate(args.dataset, args.run[0], per_query=args.per_query, ties=args.ties, inputs=loaded)
     else:
-        result = evaluate_runs(args.dataset, args.run, measures=args.measures, per_query=args.per_query,
+        result = evaluate_runs(args.dataset, args.run, per_query=args.per_query,
                                baseline=args.baseline if args.baseline is not None else 0,
-                               permutations=args.permutations, progress=True, ties=args.ties)
+                               permutations=args.permutations, progress=True, ties=args.ties, inputs=loaded)
     diagnostics = None
     if args.by_doc_field or args.without_docs:
         from .evaluation.diagnostics import diagnose
 
-        labels = [ev.label for ev in getattr(result, "evaluations", [result])]
         diagnostics = diagnose(args.dataset, args.run, field=args.by_doc_field, k=args.by_doc_field_k or 10,
-                               without=args.without_docs or (), measures=args.measures, names=labels, validate=False,
-                               ties=args.ties)
+                               without=args.without_docs or (), ties=args.ties, inputs=loaded)
     text = render(result, fmt, per_query=args.per_query, diagnostics=diagnostics)
     if args.output:
         from .io.outputs import write_file_output

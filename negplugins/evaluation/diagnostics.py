@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from .. import datasets
 from ..errors import UserError
+from ..io.run_columns import RunColumns
 from ..measures.ranking import STOCK, canonical_order
 from ..options import MAX_HITS, check_int
 from .results import Evaluation, clean_float
@@ -204,6 +205,8 @@ def share_breakdown(run, doc_values, k: int, qrels, groups=None, subsets=None, *
     their order; ``values`` the values listed (default: those that occur, sorted), each with a share
     (0 where absent).
     """
+    if isinstance(run, RunColumns):  # the documents the top k can hold, not the whole run
+        run = run.top(k)
     overall, queries = top_k_shares(run, doc_values, k, qrels.keys())
     per_subset = {}
     groups = groups or {}
@@ -249,8 +252,10 @@ def parse_without(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
-def check_options(dataset_id: str, field: str | None, k: int | None, without=()) -> None:
+def check_options(dataset_id: str, field: str | None, k: int | None, without=(), dataset=None) -> None:
     """Check the diagnostics asked for without reading any data: the fields exist, ``FIELD=VALUE`` parses.
+
+    ``dataset``: the dataset already loaded (loaded here otherwise).
 
     Raises
     ------
@@ -259,7 +264,7 @@ def check_options(dataset_id: str, field: str | None, k: int | None, without=())
     """
     if k is not None and field is None:
         raise UserError("--by-doc-field-k needs --by-doc-field")
-    dataset = datasets.load(dataset_id)
+    dataset = dataset if dataset is not None else datasets.load(dataset_id)
     if field is not None:
         _check_field(dataset, dataset_id, field, "--by-doc-field")
     for text in without:
@@ -268,7 +273,7 @@ def check_options(dataset_id: str, field: str | None, k: int | None, without=())
 
 
 def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = DEFAULT_K, without=(),
-             measures=None, names=None, validate: bool = True, ties: str = STOCK) -> Diagnostics:
+             measures=None, names=None, validate: bool = True, ties: str = STOCK, inputs=None) -> Diagnostics:
     """Top-``k`` shares per value of a document field, and scores without the documents of some values.
 
     Parameters
@@ -293,6 +298,10 @@ def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = D
     ties : str
         Tie handling of the removals' measures, as :func:`~negplugins.evaluation.scoring.evaluate` (default
         ``"stock"``); the shares are always of the top ``k`` in the one ranking.
+    inputs : EvaluationInputs, optional
+        The dataset, qrels, measures and runs already read (:func:`~negplugins.evaluation.scoring.read_inputs`)
+        for the evaluation these diagnostics go with; ``run_paths``, ``measures``, ``names`` and ``validate``
+        are then not used, and nothing is read again.
 
     Raises
     ------
@@ -302,32 +311,32 @@ def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = D
     """
     from pathlib import Path
 
-    from ..io.trec import read_run
-    from .scoring import check_ties, load_judged, read_valid_run, resolve_measures, score_run
+    from .scoring import check_ties, read_inputs, score_run
 
     check_ties(ties)
     k = check_int(k, "--by-doc-field-k", 1, MAX_HITS)
     removals_asked = [parse_without(w) if isinstance(w, str) else tuple(w) for w in without]
     if field is None and not removals_asked:
         raise UserError("nothing to diagnose: give a document field (--by-doc-field) or --without-docs FIELD=VALUE")
-    run_paths = [str(p) for p in run_paths]
-    names = list(names) if names is not None else [Path(p).name for p in run_paths]
-    dataset = datasets.load(dataset_id)
+    if inputs is None:
+        run_paths = [str(p) for p in run_paths]
+        names = list(names) if names is not None else [Path(p).name for p in run_paths]
+        dataset = datasets.load(dataset_id)
+    else:
+        dataset = inputs.dataset
     for name in [*([field] if field else []), *(f for f, _ in removals_asked)]:
         _check_field(dataset, dataset_id, name, "--by-doc-field" if name == field else "--without-docs")
-    if measures is not None:
-        from .scoring import parse_measures
-
-        measures = parse_measures(measures)
-    dataset, qrels = load_judged(dataset_id)
-    parsed, notes = resolve_measures(dataset_id, qrels, measures)
+    if inputs is None:
+        inputs = read_inputs(dataset_id, run_paths, measures, names=names, validate=validate, dataset=dataset)
+    qrels, parsed, notes = inputs.qrels, inputs.measures, inputs.notes
+    names = [label for label, _, _ in inputs.runs]
+    runs = [run for _, _, run in inputs.runs]
     values = doc_field_values(dataset, [*([field] if field else []), *(f for f, _ in removals_asked)], dataset_id)
     for name, value in removals_asked:
         present = set(values[name].values())
         if value not in present:
             raise UserError(f"--without-docs: no document of {dataset_id} has {name}={value!r}; its values: "
                             + ", ".join(sorted(present)))
-    runs = [read_valid_run(dataset_id, dataset, path) if validate else read_run(path) for path in run_paths]
     groups = datasets.query_groups(dataset)
     subsets = datasets.ordered_subsets(dataset, (groups[q] for q in qrels if q in groups))
     shares = []

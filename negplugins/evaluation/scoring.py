@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import ir_measures
@@ -31,6 +32,7 @@ from ir_datasets_ext.spec import GENERIC_MEASURES
 
 from .. import datasets
 from ..errors import UserError
+from ..io.run_columns import RunColumns
 from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier releases had it here)
 from ..measures.declarations import NegationMeasure
 from ..measures.parsing import parse_measures  # the one parser of measure names (re-exported here)
@@ -40,7 +42,8 @@ from .results import Comparison, Evaluation
 
 __all__ = ["DEFAULT_MEASURES", "Evaluation", "Comparison", "evaluate", "evaluate_runs",
            "default_measures", "parse_measures", "load_judged", "resolve_measures", "compare_loaded",
-           "score_run", "read_valid_run", "check_ties"]
+           "score_run", "read_valid_run", "check_ties", "EvaluationInputs", "read_inputs", "judged_qrels",
+           "check_comparison"]
 
 #: Measures reported for a dataset outside the suite's benchmarks.
 DEFAULT_MEASURES = GENERIC_MEASURES
@@ -85,17 +88,53 @@ def check_ties(ties: str) -> str:
     return ties
 
 
+#: Stock measures whose value, with a cutoff ``k``, depends only on the qrels and each query's top ``k`` in the
+#: order of the provider that computes them (trec_eval's: ``ndcg_cut``, ``recall``, ``P``, ``map_cut``,
+#: ``success``; MS MARCO's ``RR@k``; ``Judged@k``), so they are given :meth:`RunColumns.top` of the run.
+_TOP_K_MEASURES = {"nDCG", "RR", "R", "P", "AP", "Success", "Judged"}
+_TOP_K_PROVIDERS = {"pytrec_eval", "msmarco", "judged"}
+
+
+def _top_k_cutoff(measure) -> int | None:
+    """The cutoff of a stock measure that only sees each query's top ``k`` (None for any other measure)."""
+    if isinstance(measure, NegationMeasure) or measure.NAME not in _TOP_K_MEASURES:
+        return None
+    params = measure.params
+    cutoff = params.get("cutoff")
+    if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1 or params.get("judged_only"):
+        return None
+    provider = next((p for p in ir_measures.DefaultPipeline.providers if p.supports(measure)), None)
+    return cutoff if provider is not None and provider.NAME in _TOP_K_PROVIDERS else None
+
+
+def _run_parts(parsed, run):
+    """``[(measures, run)]``: a run read into columns gives cutoff measures only the documents they can see."""
+    if not isinstance(run, RunColumns):
+        return [(parsed, run)]
+    cutoffs = {m: _top_k_cutoff(m) for m in parsed}
+    cut = [m for m in parsed if cutoffs[m] is not None]
+    rest = [m for m in parsed if cutoffs[m] is None]
+    parts = []
+    if cut:
+        parts.append((cut, run.top(max(cutoffs[m] for m in cut))))
+    if rest:
+        parts.append((rest, run.as_dict()))
+    return parts
+
+
 def _metrics(parsed, qrels, run, ties):
     """ir_measures' per-query values of ``run``: stock, or every measure in the one ranking (``ties``)."""
-    if ties == STOCK:
-        return ir_measures.iter_calc(parsed, qrels, run)
-    own = [m for m in parsed if isinstance(m, NegationMeasure)]  # they rank the run themselves
-    standard = [m for m in parsed if not isinstance(m, NegationMeasure)]
     metrics = []
-    if standard:
-        metrics.append(ir_measures.iter_calc(standard, qrels, canonical_run(run)))
-    if own:  # given the scores themselves: PairedAcc compares them
-        metrics.append(ir_measures.iter_calc(own, qrels, run))
+    for measures, part in _run_parts(parsed, run):
+        if ties == STOCK:
+            metrics.append(ir_measures.iter_calc(measures, qrels, part))
+            continue
+        own = [m for m in measures if isinstance(m, NegationMeasure)]  # they rank the run themselves
+        standard = [m for m in measures if not isinstance(m, NegationMeasure)]
+        if standard:
+            metrics.append(ir_measures.iter_calc(standard, qrels, canonical_run(part)))
+        if own:  # given the scores themselves: PairedAcc compares them
+            metrics.append(ir_measures.iter_calc(own, qrels, part))
     return (metric for part in metrics for metric in part)
 
 
@@ -105,9 +144,14 @@ def load_judged(dataset_id: str):
     Download and format errors (which name the file) pass through as they are; any other exception is a
     bug of the loader and propagates with its traceback.
     """
+    dataset = datasets.load(dataset_id)
+    return dataset, judged_qrels(dataset_id, dataset)
+
+
+def judged_qrels(dataset_id: str, dataset) -> dict:
+    """The qrels of a loaded dataset (:func:`load_judged`'s errors)."""
     from ir_datasets_ext.download import DownloadError
 
-    dataset = datasets.load(dataset_id)
     try:
         qrels = datasets.qrels_dict(dataset)
     except DownloadError:  # names the file and the fix already
@@ -115,7 +159,7 @@ def load_judged(dataset_id: str):
     except OSError as error:  # a data file missing or unreadable
         raise UserError(f"dataset {dataset_id}: its data is not available ({type(error).__name__}: {error}); "
                         "is IR_DATASETS_EXT_MIRROR set to a folder holding it?") from None
-    return dataset, qrels
+    return qrels
 
 
 def _shared_units(parsed, qrels) -> dict[str, dict[str, str]]:
@@ -222,8 +266,11 @@ def read_valid_run(dataset_id, dataset, run_path, notes=None):
                             f"{example!r}; is the run for another dataset?); not scored")
         raise UserError(report.error_message())
     if report.outside_subset:
-        for query_id in report.outside_subset:
-            del run[query_id]
+        if isinstance(run, RunColumns):
+            run = run.without_queries(report.outside_subset)
+        else:
+            for query_id in report.outside_subset:
+                del run[query_id]
         if notes is not None:
             notes.append(f"{run_path}: {len(report.outside_subset)} of the run's {report.queries} queries are "
                          f"queries of {report.whole_dataset} outside {dataset_id}; scored on the "
@@ -232,15 +279,68 @@ def read_valid_run(dataset_id, dataset, run_path, notes=None):
 
 
 def resolve_measures(dataset_id, qrels, measures=None):
-    """``(parsed measures, notes)``: those given (already parsed or names), else the dataset's defaults."""
+    """``(parsed measures, notes)``: those given (already parsed or names), else the dataset's defaults.
+
+    Measures already parsed are not parsed again.
+    """
     if measures is None:
         names, notes = default_measures(dataset_id, qrels)
         return parse_measures(names), notes
-    return parse_measures(measures), []
+    if isinstance(measures, str) or any(isinstance(m, str) for m in measures):
+        return parse_measures(measures), []
+    return list(measures), []
+
+
+@dataclass
+class EvaluationInputs:
+    """What an evaluation reads, each once: the dataset, its qrels, the measures and the runs.
+
+    ``runs`` are ``(label, path, run)``; ``notes`` those of the measures (:func:`resolve_measures`) and
+    ``run_notes`` those of reading the runs (queries outside a subset left out).
+    """
+
+    dataset_id: str
+    dataset: object
+    qrels: dict
+    measures: list
+    notes: list[str]
+    runs: list[tuple[str, str, object]] = field(default_factory=list)
+    run_notes: list[str] = field(default_factory=list)
+
+
+def read_inputs(dataset_id: str, run_paths, measures=None, *, names=None, validate: bool = True, dataset=None,
+                qrels=None) -> EvaluationInputs:
+    """Load the dataset and its qrels, parse the measures and read (and validate) each run, each once.
+
+    ``dataset`` and ``qrels``, when given, are used instead of loading them; ``measures`` (names or parsed) are
+    parsed before any data is read; ``names`` label the runs (default: their file names).
+
+    Raises
+    ------
+    UserError
+        As :func:`evaluate`.
+    """
+    from ..io.trec import read_run
+
+    run_paths = [str(p) for p in run_paths]
+    if measures is not None:  # a bad measure is reported before any data is read
+        measures = resolve_measures(dataset_id, None, measures)[0]
+    if dataset is None:
+        dataset = datasets.load(dataset_id)
+    if qrels is None:
+        qrels = judged_qrels(dataset_id, dataset)
+    parsed, notes = resolve_measures(dataset_id, qrels, measures)
+    inputs = EvaluationInputs(dataset_id, dataset, qrels, parsed, notes)
+    labels = list(names) if names is not None else _labels(run_paths)
+    for path, label in zip(run_paths, labels):
+        run = read_valid_run(dataset_id, dataset, path, inputs.run_notes) if validate else read_run(path)
+        inputs.runs.append((label, path, run))
+    return inputs
 
 
 def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per_query: bool = False,
-             validate: bool = True, name: str | None = None, ties: str = STOCK) -> Evaluation:
+             validate: bool = True, name: str | None = None, ties: str = STOCK, dataset=None, qrels=None,
+             inputs: EvaluationInputs | None = None) -> Evaluation:
     """Evaluate a TREC run file on a registered dataset.
 
     Parameters
@@ -258,6 +358,10 @@ def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per
     ties : str
         ``"stock"`` (default): standard measures exactly as stock ir_measures computes them; ``"one-ranking"``:
         every measure in the suite's one ranking (see the module docstring).
+    dataset, qrels : optional
+        The dataset and its qrels, already loaded (read here otherwise).
+    inputs : EvaluationInputs, optional
+        Everything already read by :func:`read_inputs` (its one run is scored; nothing is read here).
 
     Raises
     ------
@@ -266,60 +370,55 @@ def evaluate(dataset_id: str, run_path: str | os.PathLike, measures=None, *, per
         problems), or a run with no query in common with the dataset's qrels.
     """
     check_ties(ties)
-    if measures is not None:  # a bad measure is reported before any data is read
-        measures = parse_measures(measures)
-    dataset, qrels = load_judged(dataset_id)
-    parsed, notes = resolve_measures(dataset_id, qrels, measures)
-    if validate:
-        run = read_valid_run(dataset_id, dataset, run_path, notes)
-    else:
-        from ..io.trec import read_run
-
-        run = read_run(run_path)
-    if not qrels.keys() & run.keys():
+    if inputs is None:
+        inputs = read_inputs(dataset_id, [run_path], measures, validate=validate, dataset=dataset, qrels=qrels)
+    _, run_path, run = inputs.runs[0]
+    if not inputs.qrels.keys() & run.keys():
         example = next(iter(run))
         raise UserError(f"{run_path}: no query of the run is judged in {dataset_id} (run query ids such as "
                         f"{example!r}; is the run for another dataset?)")
-    evaluation = _score(dataset_id, dataset, qrels, run, str(run_path), parsed, notes, per_query, ties)
+    evaluation = _score(dataset_id, inputs.dataset, inputs.qrels, run, str(run_path), inputs.measures,
+                        [*inputs.notes, *inputs.run_notes], per_query, ties)
     evaluation.name = name
     return evaluation
 
 
 def evaluate_runs(dataset_id: str, run_paths, measures=None, *, baseline: int | str = 0, per_query: bool = False,
                   validate: bool = True, names=None, permutations: int | None = None,
-                  progress: bool = False, ties: str = STOCK) -> Comparison:
+                  progress: bool = False, ties: str = STOCK, inputs: EvaluationInputs | None = None) -> Comparison:
     """Evaluate several runs on one dataset and test each against the baseline.
 
     ``baseline`` is an index into ``run_paths`` or a path / file name / name among them (default: the
     first run). Significance: see :mod:`negplugins.evaluation.significance`; ``permutations`` of the randomization
     test is 1 to :data:`~negplugins.options.MAX_PERMUTATIONS` (default 10,000); ``progress`` shows a
-    progress bar on standard error for long randomization tests; ``ties`` as in :func:`evaluate`.
+    progress bar on standard error for long randomization tests; ``ties`` as in :func:`evaluate`; ``inputs``
+    everything already read by :func:`read_inputs` (nothing is read here then).
 
     Raises
     ------
     UserError
         As :func:`evaluate`, and for a ``permutations`` or ``baseline`` out of range.
     """
-    from ..io.trec import read_run
-
     check_ties(ties)
+    run_paths = [str(p) for p in run_paths]
+    names = list(names) if names is not None else _labels(run_paths)
+    base_index = check_comparison(run_paths, baseline, permutations, names)
+    if inputs is None:
+        inputs = read_inputs(dataset_id, run_paths, measures, names=names, validate=validate)
+    return compare_loaded(dataset_id, inputs.dataset, inputs.qrels, inputs.runs, inputs.measures,
+                          [*inputs.notes, *inputs.run_notes], base_index, per_query=per_query,
+                          permutations=permutations, progress=progress, ties=ties)
+
+
+def check_comparison(run_paths, baseline: int | str = 0, permutations: int | None = None, names=None) -> int:
+    """The index of the baseline among ``run_paths`` (labelled ``names``), checked with ``permutations``
+    before any data is read (:func:`evaluate_runs`' errors)."""
     if permutations is not None:
         check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
     run_paths = [str(p) for p in run_paths]
     if not run_paths:
         raise UserError("no run to evaluate")
-    names = list(names) if names is not None else _labels(run_paths)
-    base_index = _baseline_index(baseline, run_paths, names)
-    if measures is not None:  # a bad measure is reported before any data is read
-        measures = parse_measures(measures)
-    dataset, qrels = load_judged(dataset_id)
-    parsed, notes = resolve_measures(dataset_id, qrels, measures)
-    loaded = []
-    for path, label in zip(run_paths, names):
-        run = read_valid_run(dataset_id, dataset, path, notes) if validate else read_run(path)
-        loaded.append((label, path, run))
-    return compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index, per_query=per_query,
-                          permutations=permutations, progress=progress, ties=ties)
+    return _baseline_index(baseline, run_paths, list(names) if names is not None else _labels(run_paths))
 
 
 def compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index=0, *, per_query=False,

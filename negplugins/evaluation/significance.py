@@ -22,7 +22,6 @@ import math
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from ..options import MAX_PERMUTATIONS, check_int
 
@@ -62,6 +61,8 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]
         return math.nan, math.nan
     if np.all(d == d[0]):
         return (math.nan, 1.0) if d[0] == 0 else (math.copysign(math.inf, d[0]), 0.0)
+    from scipy import stats  # imported when a test runs: scipy.stats takes a second to import
+
     result = stats.ttest_rel(b, a)
     return float(result.statistic), float(result.pvalue)
 
@@ -118,6 +119,8 @@ def mean_confidence_interval(values: Sequence[float], level: float = 0.95) -> tu
     sem = float(d.std(ddof=1)) / math.sqrt(n)
     if sem == 0:
         return mean, mean
+    from scipy import stats
+
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sem
     return mean - half, mean + half
 

@@ -23,10 +23,12 @@ ir_datasets home (``$IR_DATASETS_HOME/negplugins/docids/<namespace>.npz``): a so
 the ids (exact, when every id is at most 24 bytes) or of their 64-bit BLAKE2b hashes (longer ids),
 looked up in bulk with ``numpy.searchsorted``.
 
-Files are read by the suite's one bounded run reader (:mod:`negplugins.io.inputs`): at most
+Files are read once, within the bounds of the suite's run reader (:mod:`negplugins.io.inputs`): at most
 :data:`MAX_BYTES` bytes (compressed size and gzip expansion alike, also for gzip bombs) and
-:data:`MAX_LINE_BYTES` per line, gzip recognised by its magic bytes. The run is streamed: per line only
-five numbers are kept (see :func:`validate_run`).
+:data:`MAX_LINE_BYTES` per line, gzip recognised by its magic bytes. A run whose lines all have the plain form is
+parsed into columns (:mod:`negplugins.io.run_columns`) and checked with array operations; any other run, and any
+run in which a check fails, is read line by line from the same bytes, which names every problem with its line
+(see :func:`validate_run`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from .. import datasets
 from ..errors import UserError
 from ..io.files import atomic_writer
 from ..io.inputs import MAX_RUN_BYTES, BoundedReadError, max_run_bytes, open_regular
+from ..io.run_columns import RunColumns, parse_columns, read_run_bytes
 from ..io.trec import parse_run_lines
 
 __all__ = ["MAX_BYTES", "MAX_LISTED", "KINDS", "ValidationReport", "validate_run", "DocIdSet", "doc_id_set"]
@@ -175,11 +178,12 @@ class _TooManyMalformed(Exception):
     pass
 
 
-def read_run_lines(path: Path, report: ValidationReport):
+def read_run_lines(path: Path, report: ValidationReport, data: bytes | None = None):
     """Parse lines; yield ``(line, qid, docid, rank, score)`` for well-formed lines, reporting the rest.
 
     The run is read by the one bounded reader of the suite (:func:`negplugins.io.trec.parse_run_lines`);
-    a bound passed or a broken gzip stream is reported (``size`` / ``encoding``) and stops reading.
+    a bound passed or a broken gzip stream is reported (``size`` / ``encoding``) and stops reading. ``data``: the
+    file's content already read (:func:`~negplugins.io.run_columns.read_run_bytes`).
     """
     malformed = 0
 
@@ -192,7 +196,7 @@ def read_run_lines(path: Path, report: ValidationReport):
             raise _TooManyMalformed
 
     try:
-        for item in parse_run_lines(path, record):
+        for item in parse_run_lines(path, record, data=data):
             report.lines += 1
             yield item
     except BoundedReadError as error:
@@ -340,6 +344,17 @@ class _Lines:
                 np.frombuffer(self.line, dtype=np.int64), np.frombuffer(self.pair, dtype=np.int64))
 
 
+def _corpus_ids(dataset_id, dataset, run_path) -> DocIdSet:
+    """:func:`doc_id_set`, a corpus that cannot be read being a UserError naming the run it was read for."""
+    from ir_datasets_ext.download import DownloadError
+    from ir_datasets_ext.util import FormatError
+
+    try:
+        return doc_id_set(dataset_id, dataset)
+    except (DownloadError, FormatError, OSError) as error:
+        raise UserError(f"cannot read the documents of {dataset_id} to validate {run_path} ({error})") from None
+
+
 class _DocumentCheck:
     """Checks document ids against the corpus in batches while the run is read (no id kept after)."""
 
@@ -358,16 +373,9 @@ class _DocumentCheck:
 
         if not self.pending:
             return
-        from ir_datasets_ext.download import DownloadError
-        from ir_datasets_ext.util import FormatError
-
         start = time.perf_counter()
         if self.id_set is None:
-            try:
-                self.id_set = doc_id_set(self.dataset_id, self.dataset)
-            except (DownloadError, FormatError, OSError) as error:
-                raise UserError(f"cannot read the documents of {self.dataset_id} to validate {self.run_path} "
-                                f"({error})") from None
+            self.id_set = _corpus_ids(self.dataset_id, self.dataset, self.run_path)
         found = self.id_set.contains([doc_id for _, doc_id in self.pending])
         for (number, doc_id), ok in zip(self.pending, found.tolist()):
             if not ok:
@@ -377,7 +385,7 @@ class _DocumentCheck:
         self.report.seconds_doc_check += time.perf_counter() - start
 
 
-def _confirm_duplicates(path: Path, lines: set[int]) -> dict[int, tuple[int, str]]:
+def _confirm_duplicates(path: Path, lines: set[int], data: bytes | None = None) -> dict[int, tuple[int, str]]:
     """Re-read the ``lines`` whose pair hashes collide; those repeating an earlier pair exactly.
 
     Returns ``{line: (first line of the same pair, doc id)}``.
@@ -385,7 +393,7 @@ def _confirm_duplicates(path: Path, lines: set[int]) -> dict[int, tuple[int, str
     first: dict[tuple[str, str], int] = {}
     confirmed: dict[int, tuple[int, str]] = {}
     try:
-        for number, query_id, doc_id, _, _ in parse_run_lines(path, lambda *problem: None):
+        for number, query_id, doc_id, _, _ in parse_run_lines(path, lambda *problem: None, data=data):
             if number in lines:
                 earlier = first.setdefault((query_id, doc_id), number)
                 if earlier != number:
@@ -397,14 +405,17 @@ def _confirm_duplicates(path: Path, lines: set[int]) -> dict[int, tuple[int, str
 
 def validate_run(dataset_id: str, run_path: str | os.PathLike, *, dataset=None, check_documents: bool = True,
                  return_run: bool = False):
-    """Validate ``run_path`` for ``dataset_id``.
+    """Validate ``run_path`` for ``dataset_id``, reading the file once.
 
-    The run is streamed: besides the problems, validation keeps five numbers per line (query index,
-    rank, score, line, pair hash), not the lines, so a run at the 200 MB bound is validated in a few
-    hundred MB (``benchmarks/bench_run_reader.py``).
+    The file is read into memory once (:func:`~negplugins.io.run_columns.read_run_bytes`) and, where every line
+    has the plain form, parsed into columns and checked with array operations (:func:`_check_columns`). Only
+    where that finds a problem (or a line out of the plain form, or a bound passed) are the same bytes read line
+    by line (:func:`_validate_lines`), to name each problem with its line: the messages are those of the line
+    reader either way.
 
     Returns the :class:`ValidationReport`; with ``return_run=True`` a pair ``(report, run)`` where
-    ``run`` is ``{query_id: {doc_id: score}}`` of the well-formed lines.
+    ``run`` is ``{query_id: {doc_id: score}}`` of the well-formed lines (a
+    :class:`~negplugins.io.run_columns.RunColumns` when the columns were read).
 
     Raises
     ------
@@ -417,12 +428,58 @@ def validate_run(dataset_id: str, run_path: str | os.PathLike, *, dataset=None, 
         raise UserError(f"{path}: run file not found")
     if not path.is_file():
         open_regular(path, "run file").close()  # raises, naming what the path is
+    data = read_run_bytes(path)
+    columns = parse_columns(data) if data is not None else None
+    if columns is not None:
+        report = ValidationReport(dataset=dataset_id, run=str(run_path))
+        if _check_columns(dataset_id, dataset, run_path, columns, report, check_documents):
+            return (report, columns) if return_run else report
+    return _validate_lines(dataset_id, dataset, path, run_path, data, check_documents, return_run)
+
+
+def _check_columns(dataset_id, dataset, run_path, columns: RunColumns, report: ValidationReport,
+                   check_documents: bool) -> bool:
+    """Every check of the line reader on a run's columns; True (and ``report`` filled) when none fails.
+
+    False as soon as one fails: the caller then reads the lines to name each problem.
+    """
+    import time
+
+    pairs = np.sort(columns.query * max(len(columns.doc_ids), 1) + columns.doc)
+    if np.any(pairs[1:] == pairs[:-1]):
+        return False  # duplicate
+    order = columns.rank_order()
+    query, rank, score = columns.query[order], columns.rank[order], columns.score[order]
+    same_query = query[1:] == query[:-1]
+    if np.any(same_query & ((rank[1:] == rank[:-1]) | (score[1:] > score[:-1]))):
+        return False  # rank-order
+    known_queries = [q.query_id for q in dataset.queries_iter()]
+    known = set(known_queries)
+    whole, outside, unknown = datasets.split_outside_subset(dataset_id, [q for q in columns.query_ids
+                                                                         if q not in known])
+    if unknown:
+        return False
+    if check_documents and dataset.has_docs():
+        start = time.perf_counter()
+        found = _corpus_ids(dataset_id, dataset, run_path).contains(columns.doc_ids.to_pylist())
+        report.seconds_doc_check = time.perf_counter() - start
+        if not found.all():
+            return False
+    report.lines, report.queries = columns.lines, len(columns.query_ids)
+    report.dataset_queries = len(known_queries)
+    report.whole_dataset, report.outside_subset = whole, outside
+    report.missing_queries = [q for q in known_queries if q not in columns]
+    return True
+
+
+def _validate_lines(dataset_id, dataset, path, run_path, data, check_documents, return_run):
+    """:func:`validate_run` line by line: each problem named with its line."""
     report = ValidationReport(dataset=dataset_id, run=str(run_path))
     run: dict[str, dict[str, float]] | None = {} if return_run else None
     kept = _Lines()
     documents = _DocumentCheck(dataset_id, dataset, run_path, report) \
         if check_documents and dataset.has_docs() else None
-    for number, query_id, doc_id, rank, score in read_run_lines(path, report):
+    for number, query_id, doc_id, rank, score in read_run_lines(path, report, data):
         if not _INT64[0] <= rank <= _INT64[1]:
             report.add("rank", number, f"rank {rank} is out of range")
             continue
@@ -444,7 +501,7 @@ def validate_run(dataset_id: str, run_path: str | os.PathLike, *, dataset=None, 
     query, rank, score, line, pair = kept.arrays()
     keep = np.ones(len(line), dtype=bool)
     if run is None and len(pair):
-        keep = _mark_duplicates(path, query, pair, line, kept, report)
+        keep = _mark_duplicates(path, query, pair, line, kept, report, data)
     _check_rank_order(query[keep], rank[keep], score[keep], line[keep], list(kept.queries), report)
 
     known_queries = [q.query_id for q in dataset.queries_iter()]
@@ -464,7 +521,7 @@ def validate_run(dataset_id: str, run_path: str | os.PathLike, *, dataset=None, 
     return report
 
 
-def _mark_duplicates(path, query, pair, line, kept, report) -> np.ndarray:
+def _mark_duplicates(path, query, pair, line, kept, report, data=None) -> np.ndarray:
     """Report repeated (query, document) pairs; returns the mask of lines that are not repeats."""
     keep = np.ones(len(line), dtype=bool)
     ordered = np.sort(pair)
@@ -472,7 +529,7 @@ def _mark_duplicates(path, query, pair, line, kept, report) -> np.ndarray:
     if not len(colliding):
         return keep
     in_group = np.isin(pair, colliding)
-    confirmed = _confirm_duplicates(Path(path), set(line[in_group].tolist()))
+    confirmed = _confirm_duplicates(Path(path), set(line[in_group].tolist()), data)
     names = list(kept.queries)
     position = {int(n): i for i, n in zip(np.flatnonzero(in_group), line[in_group])}
     for number in sorted(confirmed):

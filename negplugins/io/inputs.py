@@ -17,6 +17,7 @@ Problems are raised as :class:`BoundedReadError`, which names the file and line.
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
 import stat
@@ -40,7 +41,8 @@ BLOCK_BYTES = 1 << 20
 #: (the shortest TREC line, ``q Q0 d 1 1 t``, has 12).
 _SPARSE_LINE_BYTES = 8
 _NON_SPACE = re.compile(rb"\S")
-_GZIP_MAGIC = b"\x1f\x8b"
+#: The first two bytes of a gzip stream (how a run is recognised as gzip, whatever its name).
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class BoundedReadError(UserError):
@@ -118,10 +120,12 @@ def _require_regular(path: Path, mode: int, what: str, error) -> None:
         raise error(f"{path}: is {kind}, not a regular file; expected a {what}")
 
 
-def iter_run_lines(path: str | os.PathLike, limit: int | None = None, what: str = "run file"):
+def iter_run_lines(path: str | os.PathLike, limit: int | None = None, what: str = "run file", data: bytes | None = None):
     """Yield ``(line_number, line_bytes)`` of a run (plain or gzip), within the bounds.
 
-    Blank lines may be skipped (their numbers are counted); the bytes exclude the newline.
+    Blank lines may be skipped (their numbers are counted); the bytes exclude the newline. ``data``: the run's
+    content already read within the bounds (:func:`negplugins.io.run_columns.read_run_bytes`), split instead
+    of opening the file again.
 
     Raises
     ------
@@ -132,12 +136,15 @@ def iter_run_lines(path: str | os.PathLike, limit: int | None = None, what: str 
         The file is missing or not a regular file.
     """
     limit = max_run_bytes() if limit is None else limit
+    if data is not None:
+        yield from _split_lines(path, io.BytesIO(data), limit, False)
+        return
     with open_regular(path, what) as raw:
         size = os.fstat(raw.fileno()).st_size
         if size > limit:
             raise BoundedReadError(path, 0, "size", f"file is {size} bytes, over the limit of {limit} bytes "
                                                     f"(raise it with {MAX_RUN_BYTES_ENV})")
-        is_gzip = raw.read(2) == _GZIP_MAGIC
+        is_gzip = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if is_gzip else raw
         yield from _split_lines(path, stream, limit, is_gzip)

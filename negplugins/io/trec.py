@@ -24,16 +24,17 @@ class RunFormatError(UserError):
     """A run file is missing, unreadable or has a malformed line."""
 
 
-def parse_run_lines(path: str | os.PathLike, on_problem, limit: int | None = None):
+def parse_run_lines(path: str | os.PathLike, on_problem, limit: int | None = None, data: bytes | None = None):
     """Yield ``(line_number, query_id, doc_id, rank, score)`` of the well-formed lines of a run.
 
     The file is read by :func:`negplugins.io.inputs.iter_run_lines` (bounded, gzip by magic bytes).
     Each malformed line is passed to ``on_problem(kind, line_number, message)`` (kinds as in
     :mod:`negplugins.evaluation.validation`: ``encoding``, ``columns``, ``rank``, ``score``) and skipped;
     ``on_problem`` may raise to stop. Bounds and unreadable files raise
-    :class:`~negplugins.io.inputs.BoundedReadError`.
+    :class:`~negplugins.io.inputs.BoundedReadError`. ``data``: the file's content already read
+    (:func:`negplugins.io.run_columns.read_run_bytes`), split instead of opening the file again.
     """
-    for number, raw in iter_run_lines(path, limit):
+    for number, raw in iter_run_lines(path, limit, data=data):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -540,13 +540,14 @@ def _evaluate(spec, dataset_id, run: Path, qrels, results: Path, ledger: _Ledger
     measures, _ = spec.default_measures(dataset_id, qrels)
     qrels_sha = _qrels_sha256(qrels)
     start = time.perf_counter()
-    record = _reusable_results(results, run, qrels_sha, measures, datasets.data_origins(datasets.load(dataset_id)))
+    dataset = datasets.load(dataset_id)
+    record = _reusable_results(results, run, qrels_sha, measures, datasets.data_origins(dataset))
     if record is not None:
         _timed(outcome, step, "reused", start)
         say(f"{step}: reused {results}")
         ledger.files[ledger.relative(results)] = file_sha256(results)
         return record
-    evaluation = evaluate(dataset_id, run, per_query=True, name=name or outcome.system)
+    evaluation = evaluate(dataset_id, run, per_query=True, name=name or outcome.system, dataset=dataset, qrels=qrels)
     record = {"format": RESULTS_FORMAT, "version": FORMAT_VERSION, "benchmark": spec.name, "dataset": dataset_id,
               "protocol": spec.protocol, "depth": spec.depth, "run": run.name, "run_sha256": file_sha256(run),
               "qrels_sha256": qrels_sha, "primary": spec.main_measure, "evaluation": evaluation.to_dict(),
