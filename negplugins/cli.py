@@ -1,7 +1,9 @@
 """The ``negplugins`` command line: a thin layer over the Python API.
 
-Subcommands: ``topics``, ``index``, ``search bm25``, ``evaluate``, ``validate`` and ``demo``; the modules of
-:data:`COMMAND_MODULES` add the others. Options follow Pyserini's names where they overlap (``--hits``,
+The shell and the error policy: subcommands ``topics``, ``index`` and ``search bm25`` are defined here (the
+runners' package adds the other runners under ``search``), and each package adds its own commands beside its code
+(:data:`COMMAND_MODULES`: ``evaluate`` and ``validate`` in :mod:`negplugins.evaluation.commands`, ``demo`` in
+:mod:`negplugins.demo`, ...). Options follow Pyserini's names where they overlap (``--hits``,
 ``--k1``, ``--b``, ``--threads``), and one thing has one name in every command: ``--model`` for a model
 (``search dense`` also takes its old ``--encoder``), ``--hits`` for documents per query (default
 :data:`~negplugins.options.DEFAULT_HITS`, 1000, in every search runner), ``--run-tag`` for the run's last
@@ -27,10 +29,10 @@ import sys
 from .errors import UserError
 from .options import (
     DEFAULT_HITS,
+    FILE_FORCE_HELP,
     FORCE_HELP,
     MAX_BATCH_SIZE,
     MAX_HITS,
-    MAX_PERMUTATIONS,
     MAX_THREADS,
     add_progress_options,
     bounded_int,
@@ -44,78 +46,13 @@ _PROG = "negplugins"
 #: Modules that add subcommands: each has ``add_commands(commands, runners)``, where ``commands`` are
 #: the top-level subparsers and ``runners`` those of ``negplugins search``.
 COMMAND_MODULES: tuple[str, ...] = (
+    "negplugins.evaluation.commands",
+    "negplugins.demo",
     "negplugins.runners.commands",
     "negplugins.leaderboard.commands",
     "negplugins.beir.commands",
     "negplugins.reportcard.commands",
 )
-
-
-#: Help of every ``--measures`` / ``-m``.
-MEASURES_HELP = ("ir_measures measures, as ir_measures takes them: one string ('nDCG@10 RR@10'), several arguments "
-                 "(-m nDCG@10 RR@10) or commas (nDCG@10,RR@10); default: the dataset's paper measures")
-
-
-class _MeasuresAction(argparse.Action):
-    """``--measures``: each value may hold several measures (spaces, commas); repeated options add up."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        from .measures.parsing import split_measures
-
-        current = list(getattr(namespace, self.dest, None) or [])
-        for value in values:
-            current += split_measures(value)
-        setattr(namespace, self.dest, current)
-
-
-def add_measures_option(parser: argparse.ArgumentParser) -> None:
-    """``--measures`` / ``-m`` (``args.measures``: a list of measure strings, or None for the default).
-
-    Written as ir_measures takes measures: one string of several, several arguments, or commas. Values after
-    the first are taken only while they look like measures (:func:`regroup_measures`, called by the
-    suite's parser), so ``-m nDCG@10 comlq run.trec`` leaves the dataset and the run to the positionals.
-    """
-    parser.add_argument("--measures", "-m", nargs="+", action=_MeasuresAction, metavar="MEASURE", help=MEASURES_HELP)
-
-
-def regroup_measures(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
-    """``args`` with each ``-m``/``--measures`` written ``--measures=VALUE``, one per value it really has.
-
-    argparse gives an option of ``nargs="+"`` every following argument up to the next option, a positional
-    included (``-m nDCG@10 comlq run.trec`` took the dataset and the run). Here the option keeps its first
-    value, as argparse would, and the following ones only while each looks like a measure (its names are
-    registered measures, :func:`negplugins.measures.parsing.looks_like_measure`) and is not an existing file;
-    the first that does not is left to the positionals. A parser without the option gets ``args`` unchanged.
-    """
-    action = parser._option_string_actions.get("--measures")
-    if not isinstance(action, _MeasuresAction):
-        return args
-    names = set(action.option_strings)
-    long_names = [name for name in parser._option_string_actions if name.startswith("--")]
-    regrouped, index = [], 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--":
-            return regrouped + args[index:]
-        abbreviated = arg.startswith("--") and len(arg) > 2 and [n for n in long_names if n.startswith(arg)] == ["--measures"]
-        if (arg not in names and not abbreviated) or index + 1 >= len(args) or args[index + 1].startswith("-"):
-            regrouped.append(arg)
-            index += 1
-            continue
-        regrouped.append(f"--measures={args[index + 1]}")
-        index += 2
-        while index < len(args) and not args[index].startswith("-") and _further_measure(args[index]):
-            regrouped.append(f"--measures={args[index]}")
-            index += 1
-    return regrouped
-
-
-def _further_measure(text: str) -> bool:
-    import os
-
-    from .measures.parsing import looks_like_measure
-
-    return not os.path.exists(text) and looks_like_measure(text)
 
 
 def _cmd_topics(args) -> int:
@@ -152,93 +89,7 @@ def _cmd_search_bm25(args) -> int:
     return 0
 
 
-def _cmd_evaluate(args) -> int:
-    from .evaluation.reports import render
-    from .evaluation.scoring import check_comparison, evaluate, evaluate_runs, read_inputs
-
-    fmt = "json" if args.json else args.format
-    inputs = [*args.run, *([args.baseline] if args.baseline else [])]
-    if args.output:  # before any work: the report may replace none of the runs, nor a committed file
-        # (an existing untracked file is checked once the report is known: identical bytes are left as they are)
-        from .io.outputs import check_replaceable_file
-
-        check_replaceable_file(args.output, inputs=inputs, force=args.force)
-    dataset = None
-    if args.by_doc_field or args.without_docs or args.by_doc_field_k is not None:  # before the (long) evaluation
-        from . import datasets
-        from .evaluation.diagnostics import check_options
-
-        dataset = datasets.load(args.dataset)
-        check_options(args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or (), dataset=dataset)
-    comparing = len(args.run) > 1 or args.baseline is not None
-    if comparing:  # a bad baseline or --permutations before any data is read
-        check_comparison(args.run, args.baseline if args.baseline is not None else 0, args.permutations)
-    # one pass: the dataset, its qrels, the measures and every run are read once, for all that follows
-    loaded = read_inputs(args.dataset, args.run, args.measures, dataset=dataset)
-    if not comparing:
-        result = evaluate(args.dataset, args.run[0], per_query=args.per_query, ties=args.ties, inputs=loaded)
-    else:
-        result = evaluate_runs(args.dataset, args.run, per_query=args.per_query,
-                               baseline=args.baseline if args.baseline is not None else 0,
-                               permutations=args.permutations, progress=True, ties=args.ties, inputs=loaded)
-    diagnostics = None
-    if args.by_doc_field or args.without_docs:
-        from .evaluation.diagnostics import diagnose
-
-        diagnostics = diagnose(args.dataset, args.run, field=args.by_doc_field, k=args.by_doc_field_k or 10,
-                               without=args.without_docs or (), ties=args.ties, inputs=loaded)
-    text = render(result, fmt, per_query=args.per_query, diagnostics=diagnostics)
-    if args.output:
-        from .io.outputs import write_file_output
-
-        if write_file_output(args.output, text + "\n", inputs=inputs, force=args.force):
-            print(f"wrote {args.output}")
-        else:
-            print(f"{args.output} already holds this report; left unchanged")
-    else:
-        print(text)
-    if fmt == "csv":  # the other formats state it themselves
-        from .evaluation.reports import ties_line
-
-        print(f"{_PROG}: note: {ties_line(result)}", file=sys.stderr)
-    if fmt != "table":
-        for note in result.notes:
-            print(f"{_PROG}: note: {note}", file=sys.stderr)
-    return 0
-
-
-def _cmd_validate(args) -> int:
-    import time
-
-    from .evaluation.validation import report_json, validate_run
-
-    status = 0
-    for run in args.run:
-        start = time.perf_counter()
-        report = validate_run(args.dataset, run, check_documents=not args.no_check_docs)
-        elapsed = time.perf_counter() - start
-        if args.json:
-            print(report_json(report))
-        else:
-            print(report.to_text())
-            if args.verbose:
-                print(f"  validated in {elapsed:.2f} s (document ids: {report.seconds_doc_check:.2f} s)")
-        if not report.valid:
-            status = 1
-    return status
-
-
-def _cmd_demo(args) -> int:
-    from .demo import run_demo
-
-    print(run_demo(args.workdir, threads=args.threads))
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from .doc_blocks import evaluate_description  # reads the benchmark specs, registered with the datasets
-    from .measures.ranking import STOCK, TIE_HANDLING
-
     parser = _Parser(
         prog=_PROG, description="Negation, exclusion and Boolean-logic retrieval benchmarks for Pyserini, "
                                 "ir_datasets and ir_measures.")
@@ -249,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
     p.add_argument("--output", "-o", help="topic file (default: topics/<dataset>.tsv); an existing file is replaced "
                                           "only with --force, unless it already holds exactly these topics")
-    p.add_argument("--force", action="store_true", help=_FILE_FORCE_HELP)
+    p.add_argument("--force", action="store_true", help=FILE_FORCE_HELP)
     p.set_defaults(func=_cmd_topics)
 
     p = commands.add_parser("index", help="build (or reuse) a Lucene index of a dataset's documents")
@@ -283,80 +134,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     p.set_defaults(func=_cmd_search_bm25)
 
-    p = commands.add_parser(
-        "evaluate", help="validate and score TREC runs on a dataset, overall, per subset and per query; "
-                         "several runs are tested against a baseline",
-        description=evaluate_description())  # each benchmark's default measures, from its spec
-    p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
-    p.add_argument("run", nargs="+", help="TREC run file(s) (6 columns; .gz accepted)")
-    add_measures_option(p)
-    p.add_argument("--baseline", "-b", help="run (path or file name) the others are tested against "
-                                            "(default: the first)")
-    p.add_argument("--per-query", action="store_true", help="also output per-query values")
-    p.add_argument("--format", "-f", choices=("table", "json", "csv", "latex"), default="table",
-                   help="output format (default: table)")
-    p.add_argument("--json", action="store_true", help="same as --format json")
-    p.add_argument("--ties", choices=tuple(TIE_HANDLING), default=STOCK,
-                   help="how standard measures order tied documents: 'stock' (default), exactly as stock ir_measures "
-                        "(RR@k: doc id ascending; pytrec_eval's nDCG, AP, P, R, Success: single-precision scores, doc "
-                        "id descending), or 'one-ranking', every measure in the suite's one ranking (full-precision "
-                        "scores, doc id descending); the suite's own measures always use the one ranking; the output "
-                        "says which was used (docs/measures.md, 'Ties')")
-    p.add_argument("--output", "-o", help="write to this file instead of standard output (never one of the runs); "
-                                          "an existing file is replaced only with --force, unless it already holds "
-                                          "exactly this report")
-    p.add_argument("--force", action="store_true", help=_FILE_FORCE_HELP)
-    p.add_argument("--permutations", type=bounded_int(1, MAX_PERMUTATIONS), default=10000,
-                   help=f"permutations of the randomization test, 1 to {MAX_PERMUTATIONS} (default: 10000; "
-                        "exact below 2^n)")
-    p.add_argument("--by-doc-field", metavar="FIELD",
-                   help="also give each run's share of its top k (--by-doc-field-k) from each value of this "
-                        "categorical document field, overall and per subset (ComLQ: origin)")
-    p.add_argument("--by-doc-field-k", type=bounded_int(1, MAX_HITS), metavar="K",
-                   help=f"depth of --by-doc-field, 1 to {MAX_HITS} (default: 10)")
-    p.add_argument("--without-docs", action="append", metavar="FIELD=VALUE",
-                   help="also score the runs with the documents whose FIELD is VALUE removed from the runs and the "
-                        "qrels (ComLQ: origin=generated, the LLM-written passages); repeatable, one removal each")
-    p.set_defaults(func=_cmd_evaluate)
-
-    p = commands.add_parser("validate", help="check a TREC run against a dataset (format, ids, rank order)",
-                            description="Validate runs: six columns, numeric scores, no duplicate (query, document), "
-                                        "ranks consistent with scores, known query and document ids; lists "
-                                        "problems with line numbers. Exit status 0 valid, 1 invalid, 2 usage error.")
-    p.add_argument("dataset")
-    p.add_argument("run", nargs="+", help="TREC run file(s) (.gz accepted)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--no-check-docs", action="store_true", help="skip the document id check")
-    p.add_argument("--no-documents", dest="no_check_docs", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(func=_cmd_validate)
-
-    p = commands.add_parser("demo", help="index the embedded demo dataset, run BM25 and evaluate it (offline)")
-    p.add_argument("--workdir", help="keep the index and run in WORKDIR/negplugins-demo, a folder the demo owns and "
-                                     "replaces on each run (default: a temporary folder)")
-    p.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=1,
-                   help=f"indexing and search threads, 1 to {MAX_THREADS} (default: 1)")
-    p.set_defaults(func=_cmd_demo)
-
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_commands(commands, runners)
     _verbose_everywhere(parser)
     return parser
 
 
-_FILE_FORCE_HELP = ("replace an existing --output file that holds anything else, even one tracked by git "
-                    "(without it, only a file already holding exactly the output is accepted, and left untouched)")
 _VERBOSE_HELP = "show progress logs of ir_datasets and Anserini, and the traceback of an internal error"
 
 
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line, ``negplugins: error: <command>: <message>``.
 
-    A command with ``--measures`` gets the option's values regrouped first (:func:`regroup_measures`),
+    A command with ``--measures`` gets the option's values regrouped first
+    (:func:`negplugins.evaluation.commands.regroup_measures`),
     so that ``-m`` before the positionals does not take them.
     """
 
     def parse_known_args(self, args=None, namespace=None):
         if args is not None:
+            from .evaluation.commands import regroup_measures
+
             args = regroup_measures(self, list(args))
         return super().parse_known_args(args, namespace)
 

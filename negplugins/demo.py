@@ -52,3 +52,20 @@ def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
         result = evaluate(DEMO_DATASET, run)
     return (f"BM25 (k1={info['k1']}, b={info['b']}) on {DEMO_DATASET}: {info['queries']} queries, "
             f"{info['lines']} run lines (in {folder})\n\n{result.to_table()}")
+
+
+def _cmd_demo(args) -> int:
+    print(run_demo(args.workdir, threads=args.threads))
+    return 0
+
+
+def add_commands(commands, runners) -> None:
+    """Add ``demo`` to the top-level subparsers ``commands`` (through ``cli.COMMAND_MODULES``)."""
+    from .options import MAX_THREADS, bounded_int
+
+    p = commands.add_parser("demo", help="index the embedded demo dataset, run BM25 and evaluate it (offline)")
+    p.add_argument("--workdir", help="keep the index and run in WORKDIR/negplugins-demo, a folder the demo owns and "
+                                     "replaces on each run (default: a temporary folder)")
+    p.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=1,
+                   help=f"indexing and search threads, 1 to {MAX_THREADS} (default: 1)")
+    p.set_defaults(func=_cmd_demo)

@@ -186,3 +186,7 @@ def progress_bar(total: int | None, desc: str, progress: bool | None, unit: str 
 
     return tqdm(total=total, desc=desc, unit=f" {unit}", disable=tqdm_disable(progress), mininterval=1.0)
 
+
+#: Help of ``--force`` for a command whose ``--output`` is one file (a report, a topic file).
+FILE_FORCE_HELP = ("replace an existing --output file that holds anything else, even one tracked by git "
+                    "(without it, only a file already holding exactly the output is accepted, and left untouched)")

@@ -128,7 +128,9 @@ def test_validate_beside_evaluate_and_skipping_the_document_check(tmp_path, caps
     commands = next(a for a in cli.build_parser()._actions if a.dest == "command").choices
     names = list(commands)
     assert names.index("validate") == names.index("evaluate") + 1
-    assert commands["validate"].get_default("func") is cli._cmd_validate
+    from negplugins.evaluation import commands as evaluation_commands
+
+    assert commands["validate"].get_default("func") is evaluation_commands._cmd_validate
     unknown_doc = tmp_path / "unknown-doc.trec"
     unknown_doc.write_text("q01 Q0 zz 1 1.0 t\n", encoding="utf-8")
     assert main(["validate", "negplugins-demo", str(unknown_doc)]) == 1
