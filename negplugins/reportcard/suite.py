@@ -63,9 +63,7 @@ All of it is checked before any work. ``contribute`` copies each run and its sid
 
 from __future__ import annotations
 
-import hashlib
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,27 +73,39 @@ from ir_datasets_ext.spec import PYSERINI_BM25, main_measure
 from .. import datasets
 from ..errors import UserError, error_line
 from ..io.files import atomic_writer
-from ..io.jsonfile import read_json
-from ..io.outputs import check_replaceable_file, check_run_output
+from ..io.outputs import check_run_output
 from ..io.sidecars import file_sha256, metadata_path, package_versions, read_metadata
-from ..measures.ranking import STOCK
 from ..options import MAX_BATCH_SIZE, check_int
 from ..rendering.text import json_text
+from .protocols import (
+    FORMAT_VERSION,
+    GENERATOR,
+    MAX_SUMMARY_BYTES,
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    SUMMARY_FORMAT,
+    Ledger,
+    Model,
+    StepProgress,
+    evaluate_run,
+    load_model,
+    model_reference,
+    our_json,
+    probe,
+    run_baselines,
+    run_name,
+    run_protocol,
+    timed,
+    unavailable_errors,
+)
 
 __all__ = ["RESULTS_FILE", "SUMMARY_FILE", "REPORT_FILES", "BenchmarkOutcome", "BenchmarkResult", "run_benchmark",
            "select_benchmarks", "write_report"]
 
-SUMMARY_FILE = "summary.json"
-RESULTS_FILE = "results.json"
 #: The report's files, rendered from the summary (:mod:`negplugins.reportcard.report`).
 REPORT_FILES = ("report.md", "report.html", "figure.svg")
-SUMMARY_FORMAT = "negplugins-benchmark-summary"
-RESULTS_FORMAT = "negplugins-benchmark-results"
-FORMAT_VERSION = 2  # 2: results hold the confidence intervals (ci95), the summary the baselines
 FIRST_STAGE = f"{PYSERINI_BM25.name}.trec.gz"
 BM25_PARAMETERS = dict(PYSERINI_BM25.parameters)  # Pyserini's defaults, as `negplugins search bm25`
-MAX_RESULTS_BYTES = 256 * 1024 * 1024
-MAX_SUMMARY_BYTES = 64 * 1024 * 1024
 _RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
 #: How the model is compared with each baseline (the summary's ``statistics``, the report's method line).
 COMPARISON_METHOD = ("the model minus each baseline on the primary measure, per query over the queries with a value "
@@ -179,449 +189,6 @@ def select_benchmarks(names=None) -> list:
     return [spec for spec in specs if spec.name in wanted]
 
 
-# -- the model --------------------------------------------------------------------------------------
-
-@dataclass
-class _Model:
-    ref: object  # ModelRef
-    kind: str  # how it scores: "dense" (an embedding model) or a reranker kind
-    encoder: object | None = None  # SentenceEncoder, for dense retrieval
-    scorer: tuple | None = None  # (scorer, kind, ref) for rerank()
-    parameters: int | None = None
-
-
-def _is_model_object(model) -> bool:
-    return model is not None and not isinstance(model, (str, os.PathLike))
-
-
-def _resolve(model, reranker):
-    """``(ModelRef, object or None)``, without loading weights from files (a model object is fingerprinted)."""
-    from ..runners.encoders import SentenceEncoder, resolve_model
-
-    if _is_model_object(model):
-        if reranker not in (None, "bi-encoder"):
-            raise UserError(f"--reranker {reranker}: a model object is used as a sentence-transformers embedding "
-                            "model; give a cross-encoder or monoT5 reranker by folder or id")
-        encoder = SentenceEncoder.from_model(model)
-        return encoder.ref, encoder
-    return resolve_model(model), None
-
-
-def _load(ref, encoder, reranker, batch_size) -> _Model:
-    from ..runners.encoders import SentenceEncoder, parameter_count
-    from ..runners.rerank import RERANK_DEFAULTS, BiEncoderScorer, load_reranker
-
-    rerank_batch = batch_size or RERANK_DEFAULTS["batch_size"]
-    if reranker is None or reranker == "bi-encoder":
-        encoder = encoder or SentenceEncoder(ref)
-        scorer = BiEncoderScorer(ref, rerank_batch, encoder=encoder)
-        return _Model(ref, "dense" if reranker is None else "bi-encoder", encoder, (scorer, "bi-encoder", ref),
-                      parameter_count(encoder.model))
-    scorer, kind, _ = load_reranker(ref.path, reranker, batch_size=rerank_batch)
-    return _Model(ref, kind, None, (scorer, kind, ref), parameter_count(scorer.model))  # the name the user gave
-
-
-# -- files this command owns ------------------------------------------------------------------------
-
-#: Text near the start of every report file this command writes (how a file left by an interrupted run is known).
-GENERATOR = "negplugins benchmark"
-
-
-class _Ledger:
-    """The files of an output folder this command wrote, with their SHA-256 (kept in ``summary.json``).
-
-    A file may be replaced when it is absent, holds what is about to be written, or is this command's:
-    the SHA-256 the ledger recorded for it, or, for a file the ledger does not know (a run interrupted
-    before it wrote the summary), this command's mark (the ``format`` of its JSON files, :data:`GENERATOR`
-    in the first kilobyte of the others). A file the ledger knows but that changed since (edited) is
-    replaced only with ``force``; so is anything else.
-    """
-
-    def __init__(self, output: Path, force: bool):
-        self.output = output
-        self.force = force
-        self.files: dict[str, str] = {}
-        record = _our_json(output / SUMMARY_FILE, SUMMARY_FORMAT, MAX_SUMMARY_BYTES)
-        if record is not None and isinstance(record.get("files"), dict):
-            self.files = {k: v for k, v in record["files"].items() if isinstance(k, str) and isinstance(v, str)}
-
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self.output).as_posix()
-
-    def ours(self, path: Path) -> bool:
-        relative = self.relative(path)
-        if path.name == SUMMARY_FILE and path.parent == self.output:
-            return _our_json(path, SUMMARY_FORMAT, MAX_SUMMARY_BYTES) is not None
-        if relative in self.files:
-            return self.files[relative] == file_sha256(path)
-        if path.name == RESULTS_FILE:
-            return _our_json(path, RESULTS_FORMAT, MAX_RESULTS_BYTES) is not None
-        try:
-            with open(path, "rb") as f:
-                return GENERATOR.encode() in f.read(1024)
-        except OSError:
-            return False
-
-    def check(self, path: Path, content: bytes | None = None) -> None:
-        """Refuse (before any work) a file this command may not replace."""
-        check_replaceable_file(path, force=self.force)
-        if self.force or not path.exists():
-            return
-        if content is not None and path.is_file() and file_sha256(path) == hashlib.sha256(content).hexdigest():
-            return
-        if not path.is_file() or not self.ours(path):
-            raise UserError(f"{path}: exists and is not what negplugins benchmark last wrote there (edited, or "
-                            f"another program's); choose another --output or pass --force to replace it")
-
-    def write(self, path: Path, text: str) -> bool:
-        """Write ``text`` (UTF-8) unless the file already holds it; record its SHA-256. True if written."""
-        data = text.encode("utf-8")
-        digest = hashlib.sha256(data).hexdigest()
-        written = False
-        if not (path.is_file() and file_sha256(path) == digest):
-            self.check(path, data)
-            with atomic_writer(path, "wb") as f:
-                f.write(data)
-            written = True
-        if path.name != SUMMARY_FILE or path.parent != self.output:
-            self.files[self.relative(path)] = digest
-        return written
-
-
-def _our_json(path: Path, kind: str, max_bytes: int) -> dict | None:
-    """The JSON object at ``path`` when it is this command's file of ``kind`` (its ``format``), else None."""
-    if not path.is_file():
-        return None
-    try:
-        record = read_json(path, what=kind.replace("-", " "), max_bytes=max_bytes)
-    except UserError:
-        return None
-    return record if isinstance(record, dict) and record.get("format") == kind else None
-
-
-# -- progress ---------------------------------------------------------------------------------------
-
-class _Progress:
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-
-    def say(self, text: str) -> None:
-        if self.enabled:
-            print(f"negplugins benchmark: {text}", file=sys.stderr, flush=True)
-
-
-# -- reuse ------------------------------------------------------------------------------------------
-
-def _field(record, dotted: str):
-    value = record
-    for key in dotted.split("."):
-        if not isinstance(value, dict) or key not in value:
-            return _MISSING
-        value = value[key]
-    return value
-
-
-_MISSING = object()
-
-
-def _reusable_run(path: Path, expected: dict) -> dict | None:
-    """The sidecar of ``path`` when the run can be reused: it matches the file and every ``expected`` field."""
-    if not path.is_file() or not metadata_path(path).is_file():
-        return None
-    try:
-        meta = read_metadata(path)
-    except UserError:
-        return None
-    if meta.get("run") != path.name or meta.get("run_sha256") != file_sha256(path):
-        return None
-    if any(_field(meta, key) != value for key, value in expected.items()):
-        return None
-    if meta.get("data_origin", []) != datasets.data_origins(datasets.load(meta["dataset"])):
-        return None  # made on other files (a derived copy, the release): made again
-    return meta
-
-
-def _qrels_sha256(qrels: dict) -> str:
-    digest = hashlib.sha256()
-    for query_id in sorted(qrels):
-        for doc_id in sorted(qrels[query_id]):
-            digest.update(f"{query_id}\t{doc_id}\t{qrels[query_id][doc_id]}\n".encode())
-    return digest.hexdigest()
-
-
-def _reusable_results(path: Path, run: Path, qrels_sha: str, measures: list[str], origins: list[dict]) -> dict | None:
-    record = _our_json(path, RESULTS_FORMAT, MAX_RESULTS_BYTES)
-    if record is None or record.get("version") != FORMAT_VERSION:
-        return None
-    evaluation = record.get("evaluation")
-    if record.get("run") != run.name or record.get("run_sha256") != file_sha256(run) \
-            or record.get("qrels_sha256") != qrels_sha or not isinstance(evaluation, dict) \
-            or evaluation.get("measures") != measures or evaluation.get("ties") != STOCK \
-            or evaluation.get("data_origin", []) != origins:
-        return None  # a record without "ties" was scored before standard measures were stock: score again
-    return record
-
-
-# -- the protocols ----------------------------------------------------------------------------------
-
-def _run_name(spec, model: _Model) -> str:
-    name = datasets.slug(model.ref.name)
-    if spec.protocol == "pairs":
-        kind = "bi-encoder" if model.kind == "dense" else model.kind
-        return f"pairs-{kind}-{name}"
-    if model.kind == "dense":
-        return f"dense-{name}"
-    return f"bm25-{model.kind}-{name}"
-
-
-def _dense_index_path(indexes: Path, dataset_id: str, ref) -> Path:
-    corpus = datasets.slug(datasets.docs_root_id(dataset_id))
-    name = datasets.slug(ref.name)
-    if ref.path is None:  # a model object: its own index, never one built from files of the same name
-        name = f"{name}-{ref.sha256[:12]}"
-    return indexes / "faiss" / corpus / name
-
-
-def _reusable_index(indexes: Path, dataset_id: str, model: _Model) -> Path | None:
-    """The model's dense index under ``indexes`` when a bi-encoder reranker can read its passage vectors, else None."""
-    from ..runners.dense import reusable_passage_index
-
-    if model.scorer[1] != "bi-encoder":
-        return None
-    scorer = model.scorer[0]
-    path, _ = reusable_passage_index(dataset_id, scorer.ref, scorer.encoder.settings,
-                                     _dense_index_path(indexes, dataset_id, model.ref))
-    return path
-
-
-def _probe(spec, dataset_id: str):
-    """``(dataset, qrels)`` once the data the protocol needs is readable; raises what makes it unavailable."""
-    from ..evaluation.scoring import load_judged
-
-    dataset, qrels = load_judged(dataset_id)
-    if not qrels:
-        raise UserError(f"{dataset_id}: the qrels hold no judged query")
-    if not datasets.query_texts(dataset):
-        raise UserError(f"{dataset_id}: the dataset has no queries")
-    if spec.protocol == "pairs":
-        if not dataset.has_scoreddocs() or next(iter(dataset.scoreddocs_iter()), None) is None:
-            raise UserError(f"{dataset_id}: the dataset has no candidate documents (scoreddocs) to score")
-    if not dataset.has_docs() or next(iter(dataset.docs_iter()), None) is None:
-        raise UserError(f"{dataset_id}: the dataset has no documents")
-    return dataset, qrels
-
-
-def _unavailable_errors() -> tuple:
-    from ir_datasets_ext.download import DownloadError
-    from ir_datasets_ext.util import FormatError
-
-    return (DownloadError, FormatError, UserError)
-
-
-def _timed(outcome: BenchmarkOutcome, step: str, how: str, start: float) -> float:
-    seconds = time.perf_counter() - start
-    outcome.steps.append((step, how, seconds))
-    return seconds
-
-
-def _run_protocol(spec, dataset_id: str, folder: Path, model: _Model, load, indexes: Path, batch_size, outcome,
-                  say, progress: bool, force: bool, command) -> Path:
-    """Write (or reuse) the system's run for one dataset; returns its path.
-
-    ``model`` names the model and how it scores (not loaded); ``load()`` returns it loaded, and is called
-    only when a step cannot be reused.
-    """
-    from ..runners.dense import DENSE_DEFAULTS, dense_index, dense_search
-    from ..runners.rerank import RERANK_DEFAULTS, rerank
-
-    run = folder / f"{_run_name(spec, model)}.trec.gz"
-    tag = _run_name(spec, model)
-    sha = model.ref.sha256
-    if spec.protocol == "pairs":
-        expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,
-                    "parameters.reranker": model.scorer[1], "parameters.top_k": spec.depth,
-                    "parameters.candidates": "scoreddocs"}
-        start = time.perf_counter()
-        if _reusable_run(run, expected):
-            say(f"scoring its candidate pairs: reused {run}")
-            _timed(outcome, "pairs", "reused", start)
-            return run
-        say(f"scoring each query's {spec.depth} candidates with {model.scorer[1]} {model.ref.name}")
-        rerank(dataset_id, run, candidates=True, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-               run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
-               index=_reusable_index(indexes, dataset_id, load()))
-        say(f"scored the pairs in {_timed(outcome, 'pairs', 'ran', start):.1f} s -> {run}")
-        return run
-
-    if model.kind == "dense":
-        expected = {"dataset": dataset_id, "runner": "dense", "tag": tag, "model.sha256": sha,
-                    "parameters.hits": spec.depth}
-        start = time.perf_counter()
-        if _reusable_run(run, expected):
-            say(f"dense retrieval (top {spec.depth}): reused {run}")
-            _timed(outcome, "dense retrieval", "reused", start)
-            return run
-        index = _dense_index_path(indexes, dataset_id, model.ref)
-        dense_batch = batch_size or DENSE_DEFAULTS["batch_size"]
-        encoder = load().encoder
-        say(f"dense index {index}: encoding the corpus, or reusing the index if up to date")
-        built = dense_index(dataset_id, index=index, batch_size=dense_batch, progress=progress, encoder=encoder)
-        say(f"dense index {'built' if built.built else 'reused'} in "
-            f"{_timed(outcome, 'dense index', 'ran' if built.built else 'reused', start):.1f} s")
-        start = time.perf_counter()
-        dense_search(dataset_id, run, index=index, hits=spec.depth, batch_size=dense_batch, run_tag=tag,
-                     progress=progress, force=force, encoder=encoder, command=command)
-        say(f"dense retrieval (top {spec.depth}) in {_timed(outcome, 'dense retrieval', 'ran', start):.1f} s -> {run}")
-        return run
-
-    # BM25, then the reranker
-    first = _baseline_run(spec, dataset_id, PYSERINI_BM25, folder, indexes, outcome, say, force, command,
-                          what="BM25 first stage")
-    outcome.first_stage = first
-    expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,
-                "parameters.reranker": model.kind, "parameters.top_k": spec.depth, "parameters.candidates": "run",
-                "first_stage.sha256": file_sha256(first)}
-    start = time.perf_counter()
-    if _reusable_run(run, expected):
-        say(f"reranking the top {spec.depth}: reused {run}")
-        _timed(outcome, "rerank", "reused", start)
-        return run
-    say(f"reranking the top {spec.depth} with {model.kind} {model.ref.name}")
-    rerank(dataset_id, run, run=first, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-           run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
-           index=_reusable_index(indexes, dataset_id, load()))
-    say(f"reranked in {_timed(outcome, 'rerank', 'ran', start):.1f} s -> {run}")
-    return run
-
-
-def _baseline_run(spec, dataset_id: str, baseline, folder: Path, indexes: Path, outcome, say, force: bool,
-                  command, what: str | None = None) -> Path:
-    """Write (or reuse) a baseline's run for one dataset, to the benchmark's depth; returns its path.
-
-    ``bm25``: Lucene BM25 through Pyserini at the baseline's parameters (the index built or reused under
-    ``<indexes>/lucene``, postings only); ``bm25s``: the bm25s runner with the baseline's preset.
-    """
-    run = folder / f"{baseline.name}.trec.gz"
-    what = what or f"baseline {baseline.name}"
-    parameters = {f"parameters.{k}": v for k, v in baseline.parameters.items()}
-    if baseline.runner == "bm25s":
-        parameters["parameters.preset"] = baseline.preset
-    expected = {"dataset": dataset_id, "runner": baseline.runner, "parameters.hits": spec.depth, **parameters}
-    start = time.perf_counter()
-    if _reusable_run(run, expected):
-        say(f"{what} (top {spec.depth}): reused {run}")
-        _timed(outcome, baseline.name, "reused", start)
-        return run
-    if baseline.runner == "bm25":
-        from ..runners.bm25 import bm25_search
-        from ..runners.lucene_index import lucene_index
-
-        index = indexes / "lucene" / datasets.slug(datasets.docs_root_id(dataset_id))
-        say(f"{what} (top {spec.depth}): {baseline.system}; Lucene index {index}")
-        index, _ = lucene_index(dataset_id, index=index, reuse_slim=True)  # BM25 needs postings only
-        bm25_search(dataset_id, run, index=index, hits=spec.depth, force=force, command=command,
-                    **dict(baseline.parameters))
-    else:
-        from ..runners.bm25s import bm25s_search
-
-        say(f"{what} (top {spec.depth}): {baseline.system}")
-        bm25s_search(dataset_id, run, preset=baseline.preset, hits=spec.depth, force=force, command=command,
-                     **dict(baseline.parameters))
-    say(f"{what} in {_timed(outcome, baseline.name, 'ran', start):.1f} s -> {run}")
-    return run
-
-
-def _evaluate(spec, dataset_id, run: Path, qrels, results: Path, ledger: _Ledger, outcome, say,
-              name: str | None = None, step: str = "evaluation") -> dict:
-    """Evaluate (or reuse the results of) ``run``: the results record, with its confidence intervals."""
-    from ..evaluation.scoring import evaluate
-    from ..evaluation.significance import evaluation_intervals
-
-    measures, _ = spec.default_measures(dataset_id, qrels)
-    qrels_sha = _qrels_sha256(qrels)
-    start = time.perf_counter()
-    dataset = datasets.load(dataset_id)
-    record = _reusable_results(results, run, qrels_sha, measures, datasets.data_origins(dataset))
-    if record is not None:
-        _timed(outcome, step, "reused", start)
-        say(f"{step}: reused {results}")
-        ledger.files[ledger.relative(results)] = file_sha256(results)
-        return record
-    evaluation = evaluate(dataset_id, run, per_query=True, name=name or outcome.system, dataset=dataset, qrels=qrels)
-    record = {"format": RESULTS_FORMAT, "version": FORMAT_VERSION, "benchmark": spec.name, "dataset": dataset_id,
-              "protocol": spec.protocol, "depth": spec.depth, "run": run.name, "run_sha256": file_sha256(run),
-              "qrels_sha256": qrels_sha, "primary": spec.main_measure, "evaluation": evaluation.to_dict(),
-              "ci95": evaluation_intervals(evaluation)}
-    record["evaluation"]["run"] = run.name  # the file name only: the results do not depend on where they are
-    ledger.write(results, json_text(record))
-    seconds = _timed(outcome, step, "ran", start)
-    primary = evaluation.overall.get(spec.main_measure)
-    shown = "no value" if primary is None or primary != primary else f"{primary:.4f}"
-    say(f"{step} in {seconds:.1f} s: {spec.main_measure} {shown} -> {results}")
-    return record
-
-
-def _baselines(spec, dataset_id: str, folder: Path, qrels, indexes: Path, ledger: _Ledger, outcome, say,
-               force: bool, command, model_record: dict) -> list[dict]:
-    """Run and evaluate every baseline of ``spec`` on one dataset, and compare each with the model's run.
-
-    Returns the summary entries of the baselines: their system, files, scores with confidence intervals, and
-    ``vs_model`` on the primary measure (model minus baseline: mean difference, its 95% t interval, the paired
-    randomization test's p-value, Holm-corrected across the baselines, and the queries compared).
-    """
-    from ..evaluation.significance import PERMUTATIONS, compare
-
-    entries, per_query = [], []
-    for baseline in spec.computed_baselines():
-        run = _baseline_run(spec, dataset_id, baseline, folder, indexes, outcome, say, force, command)
-        results = folder / f"{baseline.name}.results.json"
-        entry = {"name": baseline.name, "system": baseline.system, "runner": baseline.runner,
-                 "parameters": dict(baseline.parameters), "preset": baseline.preset, "reproduces": baseline.reproduces,
-                 "authors_pipeline": baseline.authors_pipeline, "run": run, "results": None, "overall": {},
-                 "counts": {}, "subsets": {}, "negation_split": None, "ci95": {}}
-        entries.append(entry)
-        if _empty_run(run):  # BM25 found no query term in the corpus: a result with nothing to score
-            entry["reason"] = "its run holds no line: no query shares a term with any document"
-            say(f"baseline {baseline.name}: not evaluated, {entry['reason']}")
-            continue
-        record = _evaluate(spec, dataset_id, run, qrels, results, ledger, outcome, say, name=baseline.system,
-                           step=f"{baseline.name} evaluation")
-        evaluation = record["evaluation"]
-        per_query.append((entry, evaluation.get("per_query") or {}))
-        entry.update(results=results, overall=evaluation["overall"], counts=evaluation["counts"],
-                     subsets=evaluation["subsets"], negation_split=evaluation.get("negation_split"), ci95=record["ci95"])
-    if per_query:
-        primary = model_record["primary"]
-        model = {m: {q: v for q, v in values.items() if v is not None}
-                 for m, values in (model_record["evaluation"].get("per_query") or {}).items()}
-        others = [{m: {q: v for q, v in values.items() if v is not None} for m, values in pq.items()}
-                  for _, pq in per_query]
-        tests = compare([model, *others], [primary], baseline=0)
-        for (entry, _), test in zip(per_query, tests[1:]):
-            t = test[primary]
-            low, high = t["ci95"]
-            entry["vs_model"] = {"measure": primary, "n": t["n"], "mean_diff": _clean(-t["mean_diff"]),
-                                 "ci95": [_clean(-high), _clean(-low)],
-                                 "p_randomization_holm": _clean(t["p_randomization_holm"]),
-                                 "permutations": PERMUTATIONS}
-    return entries
-
-
-def _empty_run(run: Path) -> bool:
-    """Whether a run file (``.gz`` or plain) holds no line."""
-    import gzip
-
-    opener = gzip.open if run.suffix == ".gz" else open
-    with opener(run, "rb") as f:
-        return not f.read(1)
-
-
-def _clean(value):
-    from ..evaluation.results import clean_float
-
-    return clean_float(value)
-
-
 # -- contributing -----------------------------------------------------------------------------------
 
 def _contribution_paths(runs: Path, dataset_id: str, run: Path) -> Path:
@@ -673,7 +240,7 @@ def _entry(outcome: BenchmarkOutcome, output: Path) -> dict:
     return entry
 
 
-def _summary(model: _Model, reranker, outcomes, output: Path) -> dict:
+def _summary(model: Model, reranker, outcomes, output: Path) -> dict:
     from ..evaluation.significance import CI_METHOD
 
     done = [o for o in outcomes if o.status == "done"]
@@ -696,7 +263,7 @@ def _summary(model: _Model, reranker, outcomes, output: Path) -> dict:
 
 def _known_parameters(output: Path, ref) -> int | None:
     """The model's parameter count from the summary in ``output``, when it is of the same weights (no load)."""
-    record = _our_json(output / SUMMARY_FILE, SUMMARY_FORMAT, MAX_SUMMARY_BYTES)
+    record = our_json(output / SUMMARY_FILE, SUMMARY_FORMAT, MAX_SUMMARY_BYTES)
     model = record.get("model") if record else None
     if isinstance(model, dict) and model.get("sha256") == ref.sha256 and isinstance(model.get("parameters"), int):
         return model["parameters"]
@@ -712,7 +279,7 @@ def write_report(summary: dict, output: str | os.PathLike, force: bool = False) 
     from .report import figure_svg, report_html, report_markdown
 
     output = Path(output)
-    ledger = _Ledger(output, force)
+    ledger = Ledger(output, force)
     paths = [output / name for name in REPORT_FILES]
     for path in paths:
         ledger.check(path)
@@ -723,7 +290,7 @@ def write_report(summary: dict, output: str | os.PathLike, force: bool = False) 
 
 # -- MTEB result files ------------------------------------------------------------------------------
 
-def _write_mteb_results(summary: dict, output: Path, ledger: _Ledger, say) -> list[Path]:
+def _write_mteb_results(summary: dict, output: Path, ledger: Ledger, say) -> list[Path]:
     """Write the MTEB result files of ``summary`` (:mod:`negplugins.mteb.results`); none without mteb."""
     from ..mteb.results import MtebUnavailable, result_files
 
@@ -824,7 +391,7 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
     if batch_size is not None:
         check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     specs = select_benchmarks(benchmarks)
-    ref, encoder = _resolve(model, reranker)
+    ref, encoder = model_reference(model, reranker)
     scoring_kind = "dense" if reranker is None else reranker
     if output is None:
         output = Path("results") / (datasets.slug(ref.name) + ("" if reranker is None else f"-{reranker}"))
@@ -833,15 +400,15 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         raise UserError(f"{output}: exists and is not a folder; --output is the results folder")
     runs, indexes = Path(runs), Path(indexes)
     _check_results_folder(output, runs, indexes)
-    say = _Progress(progress).say
-    ledger = _Ledger(output, force)
+    say = StepProgress(progress).say
+    ledger = Ledger(output, force)
 
     # every output, checked before any work
     plan = [(spec, dataset_id) for spec in specs for dataset_id in spec.benchmark_datasets()]
-    probe_model = _Model(ref, scoring_kind, scorer=(None, "bi-encoder" if reranker is None else reranker, ref))
+    probe_model = Model(ref, scoring_kind, scorer=(None, "bi-encoder" if reranker is None else reranker, ref))
     for spec, dataset_id in plan:
         folder = output / datasets.slug(dataset_id)
-        run = folder / f"{_run_name(spec, probe_model)}.trec.gz"
+        run = folder / f"{run_name(spec, probe_model)}.trec.gz"
         check_run_output(run, force=force)
         if spec.protocol == "retrieval" and reranker is not None:
             check_run_output(folder / FIRST_STAGE, force=force)
@@ -862,13 +429,13 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
             ledger.check(path)
 
     say(f"{ref.name}: {len(specs)} benchmark(s), {len(plan)} dataset(s); results in {output}")
-    loaded: list[_Model] = []
+    loaded: list[Model] = []
 
-    def load() -> _Model:
+    def load() -> Model:
         if not loaded:
             start = time.perf_counter()
             say(f"loading {ref.name} ({'embedding model' if reranker is None else reranker})")
-            loaded.append(_load(ref, encoder, reranker, batch_size))
+            loaded.append(load_model(ref, encoder, reranker, batch_size))
             say(f"loaded {ref.name} in {time.perf_counter() - start:.1f} s: {loaded[0].parameters:,} parameters, "
                 f"weights sha256 {ref.sha256[:12]}")
         return loaded[0]
@@ -881,27 +448,27 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         start = time.perf_counter()
         say(f"{head}: checking its data")
         try:
-            _, qrels = _probe(spec, dataset_id)
-        except _unavailable_errors() as error:
+            _, qrels = probe(spec, dataset_id)
+        except unavailable_errors() as error:
             outcome.reason = f"data not available: {error_line(error, whole=True)}"
             say(f"{head}: skipped, {outcome.reason}")
             continue
-        _timed(outcome, "data", "ran", start)
+        timed(outcome, "data", "ran", start)
 
         def step(text, head=head):
             say(f"{head}: {text}")
 
         folder = output / datasets.slug(dataset_id)
-        run = _run_protocol(spec, dataset_id, folder, probe_model, load, indexes, batch_size, outcome, step, progress,
+        run = run_protocol(spec, dataset_id, folder, probe_model, load, indexes, batch_size, outcome, step, progress,
                             force, command)
         meta = read_metadata(run)
         outcome.run, outcome.system, outcome.created = run, meta["system"], meta["created"]
         outcome.results = folder / RESULTS_FILE
-        record = _evaluate(spec, dataset_id, run, qrels, outcome.results, ledger, outcome, step)
+        record = evaluate_run(spec, dataset_id, run, qrels, outcome.results, ledger, outcome, step)
         outcome.evaluation = record["evaluation"]
         outcome.intervals = record["ci95"]
         if baselines:
-            outcome.baselines = _baselines(spec, dataset_id, folder, qrels, indexes, ledger, outcome, step, force,
+            outcome.baselines = run_baselines(spec, dataset_id, folder, qrels, indexes, ledger, outcome, step, force,
                                            command, record)
         outcome.status = "done"
         if contribute:
