@@ -85,7 +85,7 @@ def _cmd_search_bm25(args) -> int:
     info = bm25_search(args.dataset, args.output, index=args.index, k1=args.k1, b=args.b, hits=args.hits,
                        threads=args.threads, batch_size=args.batch_size, run_tag=args.run_tag, force=args.force,
                        progress=args.progress)
-    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output}")
+    print(f"wrote {info.lines} lines for {info.queries} queries to {args.output}")
     return 0
 
 

@@ -48,7 +48,7 @@ __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qr
            "ordered_subsets", "query_groups", "negation_field", "negation_groups", "NEGATION", "NO_NEGATION",
            "docs_root_id", "slug", "whole_dataset_id", "split_outside_subset", "normalise_text", "document_fields",
            "document_text", "iter_docs_for_indexing", "data_origins", "data_origin_notes", "require",
-           "ids_with", "close_ids"]
+           "ids_with", "close_ids", "dataset_language"]
 
 
 def load(dataset_id: str):
@@ -235,6 +235,14 @@ def docs_root_id(dataset_id: str, dataset=None) -> str:
     same = [name for name in candidates if ir_datasets.registry[name].has_docs()
             and ir_datasets.registry[name].docs_handler() is handler]
     return min(same, key=lambda name: (name.count("/"), len(name), name)) if same else dataset_id
+
+
+def dataset_language(dataset) -> str:
+    """The documents' language code (``en`` when the dataset does not say)."""
+    try:
+        return dataset.docs_lang() or "en"
+    except (AttributeError, NotImplementedError):
+        return "en"
 
 
 def slug(dataset_id: str) -> str:

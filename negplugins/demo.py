@@ -50,8 +50,8 @@ def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
         run = tmp / "runs" / "bm25.trec"
         info = bm25_search(DEMO_DATASET, run, index=index, hits=100, threads=threads)
         result = evaluate(DEMO_DATASET, run)
-    return (f"BM25 (k1={info['k1']}, b={info['b']}) on {DEMO_DATASET}: {info['queries']} queries, "
-            f"{info['lines']} run lines (in {folder})\n\n{result.to_table()}")
+    return (f"BM25 (k1={info['k1']}, b={info['b']}) on {DEMO_DATASET}: {info.queries} queries, "
+            f"{info.lines} run lines (in {folder})\n\n{result.to_table()}")
 
 
 def _cmd_demo(args) -> int:

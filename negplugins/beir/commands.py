@@ -48,7 +48,7 @@ def _cmd_import_beir(args) -> int:
     model = {"id": args.model, "revision": args.model_revision, "sha256": args.model_sha256} if args.model else None
     info = results_to_run(args.results, args.dataset, args.output, system=args.system, tag=args.run_tag,
                           model=model, hits=args.hits, check_docs=not args.no_check_docs, force=args.force)
-    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']} (metadata {info['metadata']})")
+    print(f"wrote {info.lines} lines for {info.queries} queries to {info['output']} (metadata {info.sidecar})")
     return 0
 
 

@@ -21,14 +21,13 @@ from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import written_together
 from ..io.inputs import max_run_bytes
 from ..io.jsonfile import read_json
 from ..io.outputs import check_run_output
-from ..io.sidecars import file_sha256, write_metadata
-from ..io.trec import ranked, write_run
+from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
+from ..io.sidecars import file_sha256
+from ..io.trec import ranked
 from ..options import MAX_HITS, check_int
-from ..runners.lucene_index import dataset_language
 
 __all__ = ["BeirResultsError", "load_results", "check_results", "results_to_run", "corpus_ids"]
 
@@ -162,7 +161,7 @@ def _default_tag(system: str) -> str:
 def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: str = "beir", *,
                    tag: str | None = None, model: dict | str | None = None, hits: int | None = None,
                    parameters: dict | None = None, first_stage: dict | None = None, check_docs: bool = True,
-                   runner: str = "beir", command: str | None = None, force: bool = False) -> dict:
+                   runner: str = "beir", command: str | None = None, force: bool = False) -> RunResult:
     """Write BEIR results as a TREC run with its metadata sidecar.
 
     Parameters
@@ -198,8 +197,9 @@ def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: 
 
     Returns
     -------
-    dict
-        ``dataset``, ``output``, ``metadata`` (path), ``queries`` and ``lines`` written, ``tag``.
+    RunResult
+        What was written (:class:`negplugins.io.run_writer.RunResult`); its ``details``: ``dataset``, ``output``,
+        ``metadata`` (path), ``queries`` and ``lines`` written, ``tag``.
 
     Raises
     ------
@@ -231,10 +231,9 @@ def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: 
             hits_of_query = ranked(checked[query_id])
             yield query_id, hits_of_query[:hits] if hits is not None else hits_of_query
 
-    with written_together():  # the run and its sidecar appear together, or neither
-        count = write_run(output, lines(), tag)
-        parameters["hits"] = hits
-        meta = write_metadata(output, dataset=dataset_id, runner=runner, system=system, tag=tag, parameters=parameters,
-                              model=model, first_stage=first_stage, language=dataset_language(dataset), command=command)
-    return {"dataset": dataset_id, "output": str(output), "metadata": str(meta), "queries": len(order),
-            "lines": count, "tag": tag}
+    parameters["hits"] = hits
+    sidecar = Sidecar(dataset=dataset_id, runner=runner, system=system, tag=tag, parameters=parameters, model=model,
+                      first_stage=first_stage, language=datasets.dataset_language(dataset), command=command)
+    return write_run_and_sidecar(output, lines(), sidecar, queries=len(order), details={
+        "dataset": dataset_id, "output": str(output), "metadata": None, "queries": len(order), "lines": None,
+        "tag": tag})

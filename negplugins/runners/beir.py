@@ -33,12 +33,14 @@ These need the ``beir`` package (``pip install negplugins[beir]``); importing th
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from .. import datasets
 from ..beir.results import check_results, results_to_run
 from ..errors import UserError
 from ..io.outputs import check_run_output
+from ..io.run_writer import RunResult
 from ..io.sidecars import file_sha256
 from ..io.trec import ranked, read_run
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int
@@ -107,7 +109,7 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
                       hits: int = DEFAULT_HITS, batch_size: int = 128, score_function: str = "cos_sim",
                       corpus_chunk_size: int = 50000, max_length: int | None = None, device: str | None = None,
                       run_tag: str | None = None, show_progress_bar: bool = False, command: str | None = None,
-                      force: bool = False) -> dict:
+                      force: bool = False) -> RunResult:
     """Exact dense retrieval with BEIR's ``DenseRetrievalExactSearch``; writes a TREC run and sidecar.
 
     Parameters
@@ -145,8 +147,9 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
 
     Returns
     -------
-    dict
-        What :func:`~negplugins.beir.results.results_to_run` returns, plus ``model`` and ``parameters``.
+    RunResult
+        What :func:`~negplugins.beir.results.results_to_run` returns, with ``model`` and ``parameters`` added to
+        its ``details``.
     """
     check_int(hits, "--hits", 1, MAX_HITS)
     check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
@@ -194,7 +197,7 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
     info = results_to_run(results, dataset_id, output, system=system,
                           tag=run_tag or f"beir-dense-{_short(record['id'])}", model=record, hits=hits,
                           parameters=parameters, check_docs=False, runner="beir-dense", command=command, force=force)
-    return {**info, "model": record, "parameters": parameters}
+    return dataclasses.replace(info, details={**info.details, "model": record, "parameters": parameters})
 
 
 class CrossEncoderModel:
@@ -234,7 +237,7 @@ class CrossEncoderModel:
 
 def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | os.PathLike, model: str | os.PathLike,
                 top_k: int = 100, batch_size: int = 32, max_length: int | None = None, device: str | None = None,
-                run_tag: str | None = None, command: str | None = None, force: bool = False) -> dict:
+                run_tag: str | None = None, command: str | None = None, force: bool = False) -> RunResult:
     """Rerank a first-stage run with BEIR's ``Rerank`` and a cross-encoder; writes a TREC run and sidecar.
 
     Parameters
@@ -265,8 +268,9 @@ def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | o
 
     Returns
     -------
-    dict
-        What :func:`~negplugins.beir.results.results_to_run` returns, plus ``model`` and ``parameters``.
+    RunResult
+        What :func:`~negplugins.beir.results.results_to_run` returns, with ``model`` and ``parameters`` added to
+        its ``details``.
 
     Raises
     ------
@@ -304,4 +308,4 @@ def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | o
                           tag=run_tag or f"beir-rerank-{_short(record['id'])}", model=record, parameters=parameters,
                           first_stage={"run": str(first_stage), "sha256": file_sha256(first_stage)},
                           check_docs=False, runner="beir-rerank", command=command, force=force)
-    return {**info, "model": record, "parameters": parameters}
+    return dataclasses.replace(info, details={**info.details, "model": record, "parameters": parameters})

@@ -19,38 +19,22 @@ import os
 
 from .. import datasets
 from .._compat import jvm
-from ..io.files import written_together
 from ..io.outputs import check_run_output
-from ..io.sidecars import write_metadata
-from ..io.trec import write_run
+from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int, tqdm_disable
-from .lucene_index import (
-    check_lucene_index,
-    dataset_language,
-    default_index_path,
-    lucene_index,
-    open_lucene,
-    read_manifest,
-)
+from .common import default_index_path, pyserini_topic_order, read_manifest
+from .lucene_index import check_lucene_index, lucene_index, open_lucene
 
-__all__ = ["BM25_DEFAULTS", "bm25_search", "pyserini_topic_order"]
+__all__ = ["BM25_DEFAULTS", "bm25_search"]
 
 #: Pyserini's own defaults for ``--bm25``.
 BM25_DEFAULTS = {"k1": 0.9, "b": 0.4, "hits": DEFAULT_HITS}
 
 
-def pyserini_topic_order(query_ids) -> list[str]:
-    """Order topics as Pyserini does: integer ids numerically, otherwise as strings."""
-    ids = list(query_ids)
-    if all(query_id.isdigit() for query_id in ids):
-        return sorted(ids, key=int)
-    return sorted(ids)
-
-
 def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.PathLike | None = None,
                 k1: float = BM25_DEFAULTS["k1"], b: float = BM25_DEFAULTS["b"], hits: int = BM25_DEFAULTS["hits"],
                 threads: int = 1, batch_size: int = 64, run_tag: str = "Anserini", command: str | None = None,
-                force: bool = False, progress: bool | None = None) -> dict:
+                force: bool = False, progress: bool | None = None) -> RunResult:
     """Rank the documents of ``dataset_id`` for each of its queries with BM25 and write a TREC run.
 
     The run's metadata sidecar (:mod:`negplugins.io.sidecars`) is written beside it.
@@ -82,8 +66,9 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
 
     Returns
     -------
-    dict
-        What was run: dataset, index, language, parameters, queries and lines written.
+    RunResult
+        What was written (:class:`negplugins.io.run_writer.RunResult`); its ``details``: dataset, index, language,
+        parameters, queries and lines written.
     """
     k1 = check_float(k1, "--k1", 0)
     b = check_float(b, "--b", 0, 1)
@@ -97,7 +82,7 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
         index, _ = lucene_index(dataset_id, threads=threads, reuse_slim=True)  # BM25 needs postings only
     else:
         check_lucene_index(index)
-    language = dataset_language(dataset)
+    language = datasets.dataset_language(dataset)
     texts = datasets.query_texts(dataset)
     order = pyserini_topic_order(texts)
 
@@ -119,13 +104,12 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found[query_id]]
             bar.update(len(batch))
 
-    with written_together():  # the run and its sidecar appear together, or neither
-        with tqdm(total=len(order), desc=f"BM25 {dataset_id}", unit=" queries", disable=tqdm_disable(progress),
-                  leave=False) as bar:
-            lines = write_run(output, results(bar), run_tag)
-        parameters = {"k1": k1, "b": b, "hits": hits}
-        write_metadata(output, dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
-                       parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},
-                       language=language, command=command)
-    return {"dataset": dataset_id, "index": str(index), "language": language, **parameters,
-            "queries": len(order), "lines": lines, "run_tag": run_tag}
+    parameters = {"k1": k1, "b": b, "hits": hits}
+    sidecar = Sidecar(dataset=dataset_id, runner="bm25", system=f"BM25 (Anserini) k1={k1} b={b}", tag=run_tag,
+                      parameters=parameters, index={"path": str(index), "manifest": read_manifest(index)},
+                      language=language, command=command)
+    with tqdm(total=len(order), desc=f"BM25 {dataset_id}", unit=" queries", disable=tqdm_disable(progress),
+              leave=False) as bar:
+        return write_run_and_sidecar(output, results(bar), sidecar, queries=len(order), details={
+            "dataset": dataset_id, "index": str(index), "language": language, **parameters, "queries": len(order),
+            "lines": None, "run_tag": run_tag})

@@ -48,13 +48,10 @@ from importlib import metadata as _importlib_metadata
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import written_together
 from ..io.outputs import check_run_output
-from ..io.sidecars import write_metadata
-from ..io.trec import write_run
+from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..options import MAX_HITS, check_float, check_int
-from .bm25 import pyserini_topic_order
-from .lucene_index import dataset_language
+from .common import pyserini_topic_order
 
 __all__ = ["BM25S_METHODS", "BM25S_DEFAULTS", "PRESETS", "STOPWORDS", "TOKEN_PATTERN", "bm25s_settings",
            "bm25s_corpus", "bm25s_search"]
@@ -186,7 +183,7 @@ def _version(package: str) -> str | None:
 def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
                  method: str | None = None, stemmer: str | None = None, stopwords: str | None = None,
                  hits: int | None = None, preset: str | None = None, run_tag: str | None = None,
-                 command: str | None = None, force: bool = False) -> dict:
+                 command: str | None = None, force: bool = False) -> RunResult:
     """Rank the documents of ``dataset_id`` for each of its queries with bm25s and write a TREC run.
 
     The run's metadata sidecar (:mod:`negplugins.io.sidecars`, runner ``bm25s``) is written beside it.
@@ -220,8 +217,9 @@ def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None
 
     Returns
     -------
-    dict
-        What was run: dataset, language, the resolved parameters, documents, queries, queries without any
+    RunResult
+        What was written (:class:`negplugins.io.run_writer.RunResult`); its ``details``: dataset, language,
+        the resolved parameters, documents, queries, queries without any
         term in the corpus (``empty_queries``), lines written and the run tag.
 
     Raises
@@ -237,7 +235,7 @@ def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None
     doc_ids, texts = bm25s_corpus(dataset)
     if not doc_ids:
         raise UserError(f"{dataset_id}: the dataset has no documents to index")
-    language = dataset_language(dataset)
+    language = datasets.dataset_language(dataset)
     queries = datasets.query_texts(dataset)
     order = pyserini_topic_order(queries)
 
@@ -255,14 +253,15 @@ def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None
             empty += not ranked
             yield query_id, ranked
 
-    with written_together():  # the run and its sidecar appear together, or neither
-        lines = write_run(output, results(), tag)
-        parameters = {**settings, "token_pattern": TOKEN_PATTERN, "lowercase": True, "dtype": "float64",
-                      "documents": len(doc_ids), "bm25s": _version("bm25s"), "PyStemmer": _version("PyStemmer")}
-        system = (f"BM25 (bm25s {settings['method']}) k1={settings['k1']:g} b={settings['b']:g}, "
-                  f"stemmer {settings['stemmer']}, stop words {settings['stopwords']}"
-                  + (f", preset {preset}" if preset else ""))
-        write_metadata(output, dataset=dataset_id, runner="bm25s", system=system, tag=tag, parameters=parameters,
-                       language=language, command=command)
-    return {"dataset": dataset_id, "language": language, **settings, "documents": len(doc_ids),
-            "queries": len(order), "empty_queries": empty, "lines": lines, "run_tag": tag}
+    parameters = {**settings, "token_pattern": TOKEN_PATTERN, "lowercase": True, "dtype": "float64",
+                  "documents": len(doc_ids), "bm25s": _version("bm25s"), "PyStemmer": _version("PyStemmer")}
+    system = (f"BM25 (bm25s {settings['method']}) k1={settings['k1']:g} b={settings['b']:g}, "
+              f"stemmer {settings['stemmer']}, stop words {settings['stopwords']}"
+              + (f", preset {preset}" if preset else ""))
+    sidecar = Sidecar(dataset=dataset_id, runner="bm25s", system=system, tag=tag, parameters=parameters,
+                      language=language, command=command)
+    result = write_run_and_sidecar(output, results(), sidecar, queries=len(order), details={
+        "dataset": dataset_id, "language": language, **settings, "documents": len(doc_ids), "queries": len(order),
+        "empty_queries": None, "lines": None, "run_tag": tag})
+    result.details["empty_queries"] = empty  # counted while the run was written
+    return result

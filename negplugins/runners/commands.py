@@ -86,14 +86,14 @@ def _cmd_dense(args) -> int:
                         dtype=args.dtype, backend=args.backend, pooling=args.pooling, normalize=args.normalize,
                         max_length=args.max_length, query_prefix=args.query_prefix,
                         passage_prefix=args.passage_prefix, engine=_engine(args))
-    for note in info.get("notes", []):
+    for note in info.notes:
         print(f"negplugins: note: {note}", file=sys.stderr)
-    if not info["complete"]:
+    if not info.complete:
         missing = ", ".join(str(i) for i in info["shards_missing"])
         print(f"encoded shard {args.shard_id} of {info['shard_num']} into {info['index']}.shards; "
               f"still missing shard(s) {missing}: the run is written once all shards are encoded")
         return 0
-    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (index {info['index']})")
+    print(f"wrote {info.lines} lines for {info.queries} queries to {args.output} (index {info['index']})")
     return 0
 
 
@@ -106,7 +106,7 @@ def _cmd_splade(args) -> int:
                          query_max_length=args.query_max_length, quantization=args.quantization,
                          threads=args.threads, rebuild=args.rebuild, encoded_queries=args.encoded_queries,
                          run_tag=args.run_tag, progress=args.progress, device=args.device, force=args.force)
-    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (impact index {info['index']})")
+    print(f"wrote {info.lines} lines for {info.queries} queries to {args.output} (impact index {info['index']})")
     if info["empty_queries"]:
         print(f"negplugins: note: {info['empty_queries']} queries have no term of positive weight and no line in "
               f"the run", file=sys.stderr)
@@ -121,9 +121,9 @@ def _cmd_rerank(args) -> int:
                   reranker=args.reranker, top_k=args.top_k, batch_size=args.batch_size,
                   max_length=args.max_length, run_tag=args.run_tag, force=args.force, engine=_engine(args),
                   index=args.index, progress=args.progress)
-    print(f"reranked {info['pairs']} pairs of {info['queries']} queries with {info['reranker']} {info['model']}; "
-          f"wrote {info['lines']} lines to {args.output}")
-    for note in info["notes"]:
+    print(f"reranked {info['pairs']} pairs of {info.queries} queries with {info['reranker']} {info['model']}; "
+          f"wrote {info.lines} lines to {args.output}")
+    for note in info.notes:
         print(f"negplugins: note: {note}", file=sys.stderr)
     return 0
 
@@ -134,7 +134,7 @@ def _cmd_bm25s(args) -> int:
     info = bm25s_search(args.dataset, args.output, k1=args.k1, b=args.b, method=args.method, stemmer=args.stemmer,
                         stopwords=args.stopwords, hits=args.hits, preset=args.preset, run_tag=args.run_tag,
                         force=args.force)
-    print(f"wrote {info['lines']} lines for {info['queries']} queries to {args.output} (bm25s {info['method']} "
+    print(f"wrote {info.lines} lines for {info.queries} queries to {args.output} (bm25s {info['method']} "
           f"k1={info['k1']:g} b={info['b']:g}, stemmer {info['stemmer']}, stop words {info['stopwords']}, "
           f"{info['documents']} documents)")
     if info["empty_queries"]:
@@ -150,7 +150,7 @@ def _cmd_search_beir_dense(args) -> int:
     info = beir_dense_search(args.dataset, args.output, model=args.model, hits=args.hits, batch_size=args.batch_size,
                              score_function=args.score_function, max_length=args.max_length, device=args.device,
                              run_tag=args.run_tag, show_progress_bar=args.verbose, force=args.force)
-    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']}")
+    print(f"wrote {info.lines} lines for {info.queries} queries to {info['output']}")
     return 0
 
 
@@ -161,7 +161,7 @@ def _cmd_search_beir_rerank(args) -> int:
     info = beir_rerank(args.dataset, args.run, args.output, model=args.model, top_k=args.top_k,
                        batch_size=args.batch_size, max_length=args.max_length, device=args.device,
                        run_tag=args.run_tag, force=args.force)
-    print(f"wrote {info['lines']} lines for {info['queries']} queries to {info['output']}")
+    print(f"wrote {info.lines} lines for {info.queries} queries to {info['output']}")
     return 0
 
 

@@ -16,14 +16,12 @@ from .._compat import jvm
 from ..errors import UserError
 from ..io.files import MARKER, atomic_directory, check_folder_output, check_free_space, output_lock
 from ..io.integrity import damage, file_records
-from ..io.jsonfile import read_json
 from ..options import MAX_THREADS, check_int
+from .common import MANIFEST, default_index_path, read_manifest
 
 __all__ = ["MANIFEST", "anserini_indexer", "check_lucene_index", "check_undamaged", "default_index_path", "lucene_index",
            "open_lucene", "read_manifest"]
 
-#: File inside every index the suite builds; an index without it is never reused.
-MANIFEST = "negplugins-index.json"
 _FORMAT = 1
 
 #: Most bytes of JSON documents handed to Anserini at once (one batch, in memory; nothing is written but the index).
@@ -42,39 +40,6 @@ STORED = ("positions", "docvectors", "raw")
 _STORE_FLAGS = {"positions": "-storePositions", "docvectors": "-storeDocvectors", "raw": "-storeRaw"}
 #: Added to every index estimate (Lucene's files of a small index, file system blocks).
 INDEX_SIZE_MARGIN = 4 << 20
-
-
-def default_index_path(dataset_id: str, kind: str = "lucene") -> Path:
-    """``indexes/<kind>/<corpus>``, where corpus is the shortest dataset id with the same documents."""
-    return Path("indexes") / kind / datasets.slug(datasets.docs_root_id(dataset_id))
-
-
-def dataset_language(dataset) -> str:
-    """The documents' language code (``en`` when the dataset does not say)."""
-    try:
-        return dataset.docs_lang() or "en"
-    except (AttributeError, NotImplementedError):
-        return "en"
-
-
-#: Largest index manifest read (the suite writes a few hundred bytes).
-MAX_MANIFEST_BYTES = 1024 * 1024
-
-
-def read_manifest(index: str | os.PathLike) -> dict | None:
-    """The manifest of an index the suite built, or ``None`` (none, or not one the suite could have written).
-
-    Read with the bounded parser (:func:`negplugins.io.jsonfile.read_json`), so a hostile manifest
-    (nested 100,000 deep, huge, duplicate keys) is not an index of the suite, never a ``RecursionError``.
-    """
-    path = Path(index) / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        record = read_json(path, what="index manifest", max_bytes=MAX_MANIFEST_BYTES)
-    except UserError:
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def check_lucene_index(index: str | os.PathLike) -> Path:
@@ -224,7 +189,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
     check_int(threads, "--threads", 1, MAX_THREADS)
     dataset = datasets.load(dataset_id)
     path = Path(index) if index is not None else default_index_path(dataset_id)
-    language = dataset_language(dataset)
+    language = datasets.dataset_language(dataset)
     expected = _expected_manifest(dataset_id, language)
     wanted = () if slim else STORED
     noted = []

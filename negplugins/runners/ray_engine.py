@@ -27,18 +27,15 @@ caller who starts Ray itself in a process that runs Lucene does the same with :f
 (:mod:`negplugins._compat.crash_handlers` says why). On a cluster, every node needs the suite installed and the model
 folder at the same path; the documents are read on this machine only.
 
-Ray is an optional dependency (``pip install 'negplugins[ray]'``), imported only when the engine runs.
+Ray is an optional dependency (``pip install 'negplugins[ray]'``), imported only when the engine runs. The
+session, the actors' resources and the job's errors are :mod:`negplugins.runners.ray_cluster`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
-import logging
 import os
-import re
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,216 +43,33 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets
-from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
+from .._compat.crash_handlers import keep_crash_handlers
 from ..errors import UserError, error_line
-from ..io.interrupts import keep_signal_handlers
-from ..options import check_int
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline, sentence_transformers_batches
 from .encoding_pipeline import GROUP_BATCHES, length_groups
+from .ray_cluster import (
+    ENGINES,
+    MAX_RAY_WORKERS,
+    RayEngine,
+    RayJobError,
+    WorkerPlan,
+    describe,
+    engine_of,
+    session,
+    user_error_names,
+    worker_error,
+    worker_plan,
+)
 
 __all__ = ["ENGINES", "keep_crash_handlers", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
            "Corpus", "bi_encoder_scores", "corpus", "describe", "encode_shards", "engine_of", "pair_groups",
            "score_pairs", "sentence_transformers_batches", "shard_groups"]
 
-#: ``--engine`` values: one Python process (the default), or a Ray cluster.
-ENGINES = ("single", "ray")
-#: Largest ``--ray-workers``.
-MAX_RAY_WORKERS = 4096
 #: For tests of resuming: a file path; while the file exists and names shard ``N``, the first encoder worker
 #: that meets shard ``N`` deletes the file and fails, as a worker killed mid-job would.
 FAIL_ONCE_ENV = "NEGPLUGINS_RAY_FAIL_ONCE"
 #: Texts per call to a worker, in batch sizes (as the encoders' groups).
 CHUNK_BATCHES = GROUP_BATCHES
-
-
-class RayJobError(UserError):
-    """The Ray job failed (a worker died, the cluster went away); finished shards are kept."""
-
-
-@dataclass(frozen=True)
-class RayEngine:
-    """Where and how wide the model work runs.
-
-    Parameters
-    ----------
-    address : str, optional
-        Ray cluster to join (``auto``, ``HOST:6379``); default: start a local Ray on this machine.
-    workers : int, optional
-        Encoder / scorer actors; default one per GPU of the cluster, else one per node (each with that
-        node's CPUs).
-    num_cpus : int, optional
-        CPUs of the local Ray (default: all of this machine's); ignored with ``address``.
-    """
-
-    address: str | None = None
-    workers: int | None = None
-    num_cpus: int | None = None
-
-
-def engine_of(engine) -> RayEngine | None:
-    """``None`` for the single-process engine (``None`` or ``"single"``), else the :class:`RayEngine`."""
-    if engine is None or engine == "single":
-        return None
-    if engine == "ray":
-        return RayEngine()
-    if isinstance(engine, RayEngine):
-        if engine.workers is not None:
-            check_int(engine.workers, "--ray-workers", 1, MAX_RAY_WORKERS)
-        if engine.num_cpus is not None:
-            check_int(engine.num_cpus, "num_cpus", 1, MAX_RAY_WORKERS)
-        if engine.address is not None and not str(engine.address).strip():
-            raise UserError("--ray-address: expected a Ray cluster address (auto, HOST:6379), got an empty value")
-        return engine
-    raise UserError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-
-
-def describe(engine) -> dict:
-    """The ``engine`` parameter recorded in a run's sidecar and an index's manifest."""
-    ray_engine = engine_of(engine)
-    if ray_engine is None:
-        return {"name": "single"}
-    try:
-        from importlib import metadata
-
-        version = metadata.version("ray")
-    except Exception:  # noqa: BLE001 - ray missing or without metadata: the run fails later with a clear message
-        version = None
-    return {"name": "ray", "ray": version, "address": ray_engine.address or "local",
-            "workers": ray_engine.workers or "auto",
-            "output": "the same batches as --engine single, so the same index and run"}
-
-
-def _import_ray():
-    try:
-        import ray
-        import ray.data  # noqa: F401 - the engine needs Ray Data (pip install 'ray[data]')
-    except ImportError:
-        raise UserError("--engine ray needs Ray Data: pip install 'negplugins[ray]'") from None
-    return ray
-
-
-@contextlib.contextmanager
-def _session(engine: RayEngine):
-    """Ray for the duration of a job: the caller's session, a joined cluster, or a local Ray shut down after."""
-    ray = _import_ray()
-    _quiet(ray)
-    if ray.is_initialized():
-        if jvm_handles_segv() is False:
-            warnings.warn("this process runs Lucene's JVM and its own Ray, started without keep_crash_handlers(): "
-                          "Ray replaced the JVM's crash handlers, so the JVM's next internal fault (a Java "
-                          "StackOverflowError, say) ends the process; start Ray inside "
-                          "negplugins.runners.ray_engine.keep_crash_handlers()", RuntimeWarning, stacklevel=3)
-        yield ray
-        return
-    quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
-    if engine.address:
-        _check_reachable(engine.address)
-    try:
-        # the JVM's crash handlers, when Lucene runs in this process (negplugins/_compat/crash_handlers.py), and
-        # the command line's SIGTERM handler (Ray's would exit with status 15, no cleanup message)
-        with keep_crash_handlers(), keep_signal_handlers():
-            if engine.address:
-                ray.init(address=engine.address, **quiet)
-            else:
-                ray.init(num_cpus=engine.num_cpus or os.cpu_count() or 1, include_dashboard=False, **quiet)
-    except (TypeError, AttributeError, NameError):  # the suite called Ray wrongly: a bug, shown as one
-        raise
-    except Exception as error:  # noqa: BLE001 - Ray raises plain Exception too ("The current node timed out ...")
-        where = f"--ray-address {engine.address}" if engine.address else "a local Ray"
-        raise UserError(f"{where}: Ray could not be started or joined ({error_line(error)}); check that its "
-                        f"processes may start here (a raylet killed or too slow to start on a loaded machine "
-                        f"gives this), then run the command again") from None
-    try:
-        yield ray
-    finally:
-        with keep_crash_handlers():
-            ray.shutdown()
-
-
-def _check_reachable(address: str, timeout: float = 10.0) -> None:
-    """Fail at once on a ``HOST:PORT`` nobody answers at (Ray itself would retry for minutes)."""
-    import socket
-
-    match = re.fullmatch(r"\[?([^\[\]/]+?)\]?:(\d+)", address.strip())
-    if match is None:  # auto, ray://..., an environment's address: left to Ray
-        return
-    try:
-        socket.create_connection((match.group(1), int(match.group(2))), timeout=timeout).close()
-    except OSError as error:
-        raise UserError(f"--ray-address {address}: no Ray cluster answers there ({error.strerror or error}); start "
-                        f"one with `ray start --head` or leave out --ray-address for a local Ray") from None
-
-
-def _quiet(ray) -> None:
-    """No Ray Data progress bars or messages on the terminal (its log files keep them); the engine reports."""
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    for handler in logging.getLogger("ray.data").handlers:
-        if handler.get_name() == "console":
-            handler.setLevel(logging.CRITICAL)
-
-
-_RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)): (.+)$")
-
-
-def _worker_error(error: BaseException) -> tuple[str, str] | None:
-    """``(exception class name, message's first line)`` of the exception a Ray worker raised, else ``None``.
-
-    Ray hands the driver the worker's exception as the text of its traceback (the exception object itself
-    does not survive: Ray Data wraps it in a ``UserCodeException`` whose cause is dropped), so the first
-    ``Name: message`` line of a traceback in that text, Ray's own exceptions left out, is the worker's.
-    """
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
-    for line in text.splitlines():
-        match = _RAISED.match(line.strip())
-        if match and not line.strip().startswith("ray."):
-            return match.group(1), match.group(2).strip()
-    return None
-
-
-def _user_error_names() -> set[str]:
-    names, todo = set(), [UserError]
-    while todo:
-        cls = todo.pop()
-        names.add(cls.__name__)
-        todo.extend(cls.__subclasses__())
-    return names - {"RayJobError"}
-
-
-@dataclass(frozen=True)
-class _Plan:
-    workers: int
-    num_cpus: int
-    num_gpus: int
-
-    @property
-    def device(self) -> str:
-        return "cuda" if self.num_gpus else "cpu"
-
-
-def _plan(ray, engine: RayEngine, gpus: bool = True, groups: int | None = None) -> _Plan:
-    """Actors and their resources: one GPU each when the cluster has GPUs, else CPUs shared out evenly; never
-    more actors than ``groups`` (the job's units of work)."""
-    nodes = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
-    gpu_total = int(sum(node.get("GPU", 0) for node in nodes)) if gpus else 0
-    if gpu_total:
-        workers = engine.workers or gpu_total
-        if workers > gpu_total:
-            raise UserError(f"--ray-workers {workers}: the Ray cluster has {gpu_total} GPU(s), one per worker")
-        return _Plan(min(workers, groups or workers), 1, 1)
-    cpu_nodes = [int(node.get("CPU", 0)) for node in nodes if node.get("CPU", 0) >= 1]
-    if not cpu_nodes:
-        raise UserError("the Ray cluster has no CPU to run the model on")
-    workers = engine.workers or len(cpu_nodes)
-    if workers > sum(cpu_nodes):
-        raise UserError(f"--ray-workers {workers}: the Ray cluster has {sum(cpu_nodes)} CPU(s), at least one per "
-                        f"worker")
-    workers = min(workers, groups or workers)
-    per_worker = max(1, min(max(cpu_nodes), sum(cpu_nodes) // workers))
-    while sum(cpus // per_worker for cpus in cpu_nodes) < workers:  # every actor must fit on a node
-        per_worker -= 1
-    return _Plan(workers, per_worker, 0)
 
 
 # -- the workers ---------------------------------------------------------------------------------------------
@@ -432,8 +246,8 @@ def _iterate(build, what: str) -> Iterator[dict]:
     except Exception as error:  # noqa: BLE001 - whatever failed in the cluster, reported as one line
         if isinstance(error, UserError) and not isinstance(error, RayJobError):
             raise
-        raised = _worker_error(error)
-        if raised is not None and raised[0] in _user_error_names():  # bad input met by a worker (a model file)
+        raised = worker_error(error)
+        if raised is not None and raised[0] in user_error_names():  # bad input met by a worker (a model file)
             failure = UserError(raised[1])
         else:
             name, message = raised or (type(error).__name__, error_line(error))
@@ -499,8 +313,8 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         for positions in shard_groups(corpus.lengths, start, end, batch_size):
             groups.append((part, positions, [corpus.ids[start + i] for i in positions],
                            [corpus.lengths[start + i] for i in positions]))
-    with _session(engine) as ray:
-        plan = _plan(ray, engine, groups=len(groups))
+    with session(engine) as ray:
+        plan = worker_plan(ray, engine, groups=len(groups))
         node = ray.get_runtime_context().get_node_id()
         source = _group_source(dataset_id, groups)
         constructor = {"ref": ref, "batch_size": batch_size, "max_length": None,  # the settings hold it
@@ -534,7 +348,7 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
                           f"run the same command again to resume")
 
 
-def _map(ray, plan: _Plan, data, worker, constructor: dict):
+def _map(ray, plan: WorkerPlan, data, worker, constructor: dict):
     """``data`` through an actor pool of ``worker``s, one group (input row) per call."""
     # Ray Data's defaults: a lost worker is restarted and its groups retried; an error raised by the model code
     # fails the job (and the command resumes from the finished shards)
@@ -545,8 +359,8 @@ def _map(ray, plan: _Plan, data, worker, constructor: dict):
 
 
 def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool, what: str) -> Iterator[dict]:
-    with _session(engine) as ray:
-        plan = _plan(ray, engine, gpus=gpus, groups=len(rows))
+    with session(engine) as ray:
+        plan = worker_plan(ray, engine, gpus=gpus, groups=len(rows))
         if worker is _EncoderWorker:
             constructor = dict(constructor, device=plan.device)
 

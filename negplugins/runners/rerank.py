@@ -13,7 +13,7 @@ Three kinds of reranker, for any Hugging Face id (from the local cache) or model
     A sentence embedding model: cosine similarity of the query's and the document's L2-normalised
     embeddings (each distinct text is encoded once). A document whose vector a dense index of the same model
     already stores (``search dense``'s index: the same weights, the same encoding settings, type ``Flat``;
-    :func:`negplugins.runners.dense.reusable_passage_index`) is not encoded again: its vector is read from the
+    :func:`negplugins.runners.dense_index_format.reusable_passage_index`) is not encoded again: its vector is read from the
     index (``index``, else the model's default index folder when there is a matching one), and only the missing
     documents are encoded. The sidecar's ``index`` says how many were read and how many encoded.
 ``colbert``
@@ -53,13 +53,13 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import written_together
 from ..io.outputs import check_run_output
-from ..io.sidecars import file_sha256, write_metadata
-from ..io.trec import ranked, read_run, write_run
+from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
+from ..io.sidecars import file_sha256
+from ..io.trec import ranked, read_run
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int, progress_bar
 from . import ray_engine
-from .bm25 import pyserini_topic_order
+from .common import pyserini_topic_order
 from .encoders import (
     ModelRef,
     SentenceEncoder,
@@ -70,7 +70,6 @@ from .encoders import (
     resolve_model,
 )
 from .late_interaction import ColbertScorer, is_colbert_folder
-from .lucene_index import dataset_language
 
 __all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "make_scorer", "rerank"]
 
@@ -236,7 +235,8 @@ def _stored_passages(dataset_id, scorer, index, wanted, doc_texts, notes) -> tup
     ``index`` given and not reusable: a UserError with the reason. No index given: the model's default index
     where it matches (a note says why one that is there does not), else nothing.
     """
-    from .dense import reusable_passage_index, stored_passage_vectors
+    from .dense_index_format import reusable_passage_index
+    from .faiss_search import stored_passage_vectors
 
     path, why = reusable_passage_index(dataset_id, scorer.ref, scorer.encoder.settings, index)
     if path is None:
@@ -269,7 +269,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
            top_k: int = RERANK_DEFAULTS["top_k"], batch_size: int = RERANK_DEFAULTS["batch_size"],
            max_length: int | None = None, run_tag: str | None = None, command: str | None = None,
            force: bool = False, loaded: tuple | None = None, engine="single", index: str | os.PathLike | None = None,
-           progress: bool | None = None) -> dict:
+           progress: bool | None = None) -> RunResult:
     """Rerank the top ``top_k`` documents per query of a first-stage run and write a TREC run.
 
     See the module documentation for the rerankers, what happens below the top k (dropped) and the tie
@@ -315,7 +315,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     index : path, optional
         Bi-encoder only: a dense index of the same model and encoding settings (``Flat``) whose stored passage
         vectors are used instead of encoding the documents again; refused with the reason when it does not
-        match. Default: the model's default index folder (:func:`negplugins.runners.dense.default_dense_index_path`)
+        match. Default: the model's default index folder (:func:`negplugins.runners.dense_index_format.default_dense_index_path`)
         where there is a matching one. Single engine only (Ray workers encode every document).
     progress : bool, optional
         A progress bar over the model's work on standard error (:func:`negplugins.options.progress_bar`): True
@@ -414,18 +414,17 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         # the one ranking, on the scores as written: score descending, ties by doc id descending
         results.append((q, sorted(scored, key=lambda item: (float(f"{item[1]:.6f}"), item[0]), reverse=True)))
     tag = run_tag or f"rerank-{kind}-{datasets.slug(ref.name)}"
-    with written_together():  # the run and its sidecar appear together, or neither
-        lines = write_run(output, results, tag)
-        parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
-                      "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
-        parameters["engine"] = ray_engine.describe(engine)
-        if kind == "monot5":
-            parameters["template"] = MONOT5_TEMPLATE
-        if kind == "colbert":
-            parameters.update(scorer.parameters())
-        write_metadata(output, dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
-                       tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
-                       language=dataset_language(dataset), command=command, index=reused)
-    return {"dataset": dataset_id, "model": ref.id, "reranker": kind, "top_k": top_k, "queries": len(order),
-            "pairs": len(pairs), "lines": lines, "run_tag": tag, "first_stage": first_stage["run"],
-            "outside_subset": len(outside), "notes": notes}
+    parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
+                  "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
+    parameters["engine"] = ray_engine.describe(engine)
+    if kind == "monot5":
+        parameters["template"] = MONOT5_TEMPLATE
+    if kind == "colbert":
+        parameters.update(scorer.parameters())
+    sidecar = Sidecar(dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
+                      tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
+                      language=datasets.dataset_language(dataset), command=command, index=reused)
+    return write_run_and_sidecar(output, results, sidecar, queries=len(order), notes=notes, details={
+        "dataset": dataset_id, "model": ref.id, "reranker": kind, "top_k": top_k, "queries": len(order),
+        "pairs": len(pairs), "lines": None, "run_tag": tag, "first_stage": first_stage["run"],
+        "outside_subset": len(outside), "notes": notes})

@@ -56,23 +56,14 @@ import numpy as np
 
 from .. import datasets
 from ..errors import UserError
-from ..io.files import MARKER, atomic_directory, check_folder_output, output_lock, scratch_directory, written_together
+from ..io.files import MARKER, atomic_directory, check_folder_output, output_lock, scratch_directory
 from ..io.integrity import damage, file_records
 from ..io.outputs import check_replaceable_file, check_run_output, write_file_output
-from ..io.sidecars import write_metadata
-from ..io.trec import write_run
+from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_THREADS, check_float, check_int
-from .bm25 import pyserini_topic_order
+from .common import MANIFEST, default_index_path, pyserini_topic_order, read_manifest
 from .encoders import ModelRef, load_error, model_load_errors, quiet_transformers, resolve_model
-from .lucene_index import (
-    MANIFEST,
-    anserini_indexer,
-    check_undamaged,
-    dataset_language,
-    default_index_path,
-    open_lucene,
-    read_manifest,
-)
+from .lucene_index import anserini_indexer, check_undamaged, open_lucene
 
 __all__ = ["MIN_IDF", "QUANTIZATION", "SPLADE_DEFAULTS", "SparseEncoder", "SparseIndex", "default_splade_index_path",
            "encoded_topics", "quantize", "splade_index", "splade_search"]
@@ -423,7 +414,7 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
                   threads: int = SPLADE_DEFAULTS["threads"], rebuild: bool = False,
                   encoded_queries: str | os.PathLike | None = None, run_tag: str | None = None,
                   command: str | None = None, progress: bool = True, device: str = "cpu",
-                  force: bool = False) -> dict:
+                  force: bool = False) -> RunResult:
     """Rank the documents of ``dataset_id`` for each of its queries with a SPLADE-style model; write a TREC run.
 
     Without ``index`` the documents are encoded and indexed (or a matching index is reused) with
@@ -469,8 +460,9 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
 
     Returns
     -------
-    dict
-        What was run: dataset, index, model, parameters, queries, queries without terms, lines written, run tag.
+    RunResult
+        What was written (:class:`negplugins.io.run_writer.RunResult`); its ``details``: dataset, index, model,
+        parameters, queries, queries without terms, lines written, run tag.
 
     Raises
     ------
@@ -544,18 +536,17 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
                 yield query_id, [(hit.docid.strip(), hit.score) for hit in found.get(query_id, [])]
 
     tag = run_tag or f"splade-{datasets.slug(ref.name)}"
-    with written_together():  # the run and its sidecar appear together, or neither
-        lines = write_run(output, results(), tag)
-        parameters = {"hits": hits, "batch_size": batch_size,
-                      "max_length": (manifest or {}).get("max_length", max_length), "query_max_length": q_length,
-                      "quantization": quantization, "min_idf": MIN_IDF, "pooling": "max",
-                      "activation": "log(1 + relu(logits))"}
-        if encoded_queries is not None:
-            parameters["encoded_queries"] = str(encoded_queries)
-        write_metadata(output, dataset=dataset_id, runner="splade",
-                       system=f"SPLADE-style {ref.name} (Lucene impact index, weights x{quantization:g} as integers)",
-                       tag=tag, parameters=parameters, model=ref.metadata(),
-                       index={"path": str(index_path), "manifest": manifest},
-                       language=dataset_language(dataset), command=command)
-    return {"dataset": dataset_id, "index": str(index_path), "model": ref.id, **parameters, "queries": len(order),
-            "empty_queries": empty, "lines": lines, "run_tag": tag}
+    parameters = {"hits": hits, "batch_size": batch_size,
+                  "max_length": (manifest or {}).get("max_length", max_length), "query_max_length": q_length,
+                  "quantization": quantization, "min_idf": MIN_IDF, "pooling": "max",
+                  "activation": "log(1 + relu(logits))"}
+    if encoded_queries is not None:
+        parameters["encoded_queries"] = str(encoded_queries)
+    sidecar = Sidecar(dataset=dataset_id, runner="splade",
+                      system=f"SPLADE-style {ref.name} (Lucene impact index, weights x{quantization:g} as integers)",
+                      tag=tag, parameters=parameters, model=ref.metadata(),
+                      index={"path": str(index_path), "manifest": manifest},
+                      language=datasets.dataset_language(dataset), command=command)
+    return write_run_and_sidecar(output, results(), sidecar, queries=len(order), details={
+        "dataset": dataset_id, "index": str(index_path), "model": ref.id, **parameters, "queries": len(order),
+        "empty_queries": empty, "lines": None, "run_tag": tag})

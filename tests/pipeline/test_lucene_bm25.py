@@ -15,7 +15,8 @@ from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
 from negplugins.io.topics import write_topics
 from negplugins.runners import lucene_index as index
-from negplugins.runners.bm25 import bm25_search, pyserini_topic_order
+from negplugins.runners.bm25 import bm25_search
+from negplugins.runners.common import pyserini_topic_order
 
 pytestmark = pytest.mark.java
 

@@ -10,7 +10,7 @@ import pytest
 
 from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
-from negplugins.runners import dense
+from negplugins.runners import dense, dense_index_format
 from negplugins.runners.dense import (
     dense_index,
     dense_search,
@@ -31,7 +31,7 @@ def _sharded_folder(root: Path, parts: list[tuple[list[str], np.ndarray]]) -> Pa
     for i, (ids, vectors) in enumerate(parts):
         name = f"shard-{i:05d}-of-{len(parts):05d}"
         (root / name).mkdir()
-        dense._write_faiss(root / name, ids, vectors, vectors.shape[1])
+        dense_index_format.write_flat_index(root / name, ids, vectors, vectors.shape[1])
         names.append(name)
     (root / MANIFEST).write_text(json.dumps({"kind": "faiss", "layout": "shards", "shards": names}))
     return root
@@ -39,7 +39,7 @@ def _sharded_folder(root: Path, parts: list[tuple[list[str], np.ndarray]]) -> Pa
 
 def _single_folder(root: Path, ids, vectors) -> Path:
     root.mkdir()
-    dense._write_faiss(root, ids, vectors, vectors.shape[1])
+    dense_index_format.write_flat_index(root, ids, vectors, vectors.shape[1])
     return root
 
 
@@ -122,6 +122,34 @@ def test_sharded_exact_search_gives_the_run_of_one_flat_index(demo_indexes, tmp_
                         encoder=None, model=None)
     assert not again.built
 
+
+
+def test_a_search_reads_each_faiss_file_once(demo_indexes, tmp_path, monkeypatch, minilm_encoder):
+    """Issue 24: a search over a built index read its faiss file three times with ``index`` (a check before the
+    model loads, a check of the dimension, the search) and twice over a reused default index; now once, and each
+    shard of a sharded index once. Counted at ``faiss.read_index``, the one reader of the files."""
+    import faiss
+
+    sharded, merged = demo_indexes
+    real, read = faiss.read_index, []
+    monkeypatch.setattr(faiss, "read_index", lambda name, *args: (read.append(Path(name).parent.name),
+                                                                  real(name, *args))[1])
+    monkeypatch.chdir(tmp_path)
+    dense_search(DEMO, "merged.trec", index=merged.path, hits=5, progress=False)
+    assert read == ["merged"]
+    read.clear()
+    dense_search(DEMO, "sharded.trec", index=sharded.path, hits=5, progress=False)
+    assert read == [f"shard-{i:05d}-of-00004" for i in range(4)]
+    read.clear()
+    dense_search(DEMO, "given.trec", index=merged.path, hits=5, progress=False, encoder=minilm_encoder)
+    assert read == ["merged"]
+    assert Path("given.trec").read_bytes() == Path("merged.trec").read_bytes()
+
+    built = dense_search(DEMO, "built.trec", hits=5, progress=False, encoder=minilm_encoder)  # ./indexes/faiss/...
+    read.clear()
+    reused = dense_search(DEMO, "reused.trec", hits=5, progress=False, encoder=minilm_encoder)
+    assert reused["index"] == built["index"] and read == [Path(built["index"]).name]
+    assert Path("reused.trec").read_bytes() == Path("built.trec").read_bytes()
 
 @pytest.mark.java
 def test_each_shard_and_an_hnsw_index_load_in_stock_pyserini(demo_indexes, tmp_path, minilm_encoder):

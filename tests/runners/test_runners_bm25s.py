@@ -18,7 +18,6 @@ from negplugins.cli import build_parser, main
 from negplugins.errors import UserError
 from negplugins.evaluation.validation import validate_run
 from negplugins.io.sidecars import read_metadata
-from negplugins.runners.bm25 import pyserini_topic_order
 from negplugins.runners.bm25s import (
     BM25S_DEFAULTS,
     BM25S_METHODS,
@@ -29,6 +28,7 @@ from negplugins.runners.bm25s import (
     bm25s_search,
     bm25s_settings,
 )
+from negplugins.runners.common import pyserini_topic_order
 
 DEMO = "negplugins-demo"
 

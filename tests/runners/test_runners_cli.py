@@ -117,7 +117,7 @@ def test_one_name_and_one_default_per_option():
 
     from negplugins.runners.beir import beir_dense_search
     from negplugins.runners.bm25 import bm25_search
-    from negplugins.runners.dense import dense_search
+    from negplugins.runners.dense import SearchOptions, dense_search
     from negplugins.runners.sparse import splade_search
 
     parser = build_parser()
@@ -128,5 +128,6 @@ def test_one_name_and_one_default_per_option():
     for runner, api in (("bm25", bm25_search), ("dense", dense_search), ("splade", splade_search),
                         ("beir-dense", beir_dense_search)):
         assert parser.parse_args(["search", runner, DEMO, "-o", "x"]).hits == 1000
-        assert inspect.signature(api).parameters["hits"].default == 1000
+        hits = inspect.signature(api).parameters.get("hits")  # dense_search: a field of its SearchOptions
+        assert (hits.default if hits is not None else SearchOptions().hits) == 1000
         assert "default: 1000, as Pyserini" in _help(["search", runner])

