@@ -36,6 +36,7 @@ import sys
 
 from ..options import (
     DEFAULT_HITS,
+    FILE_FORCE_HELP,
     FORCE_HELP,
     MAX_BATCH_SIZE,
     MAX_HITS,
@@ -47,7 +48,7 @@ from ..options import (
     finite_float,
 )
 
-__all__ = ["add_commands"]
+__all__ = ["add_commands", "add_search_command"]
 
 
 def _offline() -> None:
@@ -174,6 +175,84 @@ def _add_engine(p, work: str) -> None:
                                          "start a local Ray on this machine")
     p.add_argument("--ray-workers", type=bounded_int(1, MAX_RAY_WORKERS),
                    help="with --engine ray: model workers (default: one per GPU, else one per node with its CPUs)")
+
+
+def _cmd_topics(args) -> int:
+    import os
+
+    from ..io.topics import default_topics_path, write_topics
+
+    target = args.output if args.output is not None else default_topics_path(args.dataset)
+    before = os.stat(target) if os.path.isfile(target) else None
+    path, count = write_topics(args.dataset, args.output, force=args.force)
+    if before is not None and os.path.samestat(before, os.stat(path)):  # a write is a new file renamed into place
+        print(f"{path} already holds these {count} topics; left unchanged")
+    else:
+        print(f"wrote {count} topics to {path}")
+    return 0
+
+
+def _cmd_index(args) -> int:
+    from .lucene_index import lucene_index
+
+    path, built = lucene_index(args.dataset, args.index, threads=args.threads, rebuild=args.rebuild,
+                               verbose=args.verbose, slim=args.slim)
+    print(f"{'built' if built else 'reusing up-to-date'} {'slim ' if args.slim and built else ''}Lucene index {path}")
+    return 0
+
+
+def _cmd_search_bm25(args) -> int:
+    from .bm25 import bm25_search
+
+    info = bm25_search(args.dataset, args.output, index=args.index, k1=args.k1, b=args.b, hits=args.hits,
+                       threads=args.threads, batch_size=args.batch_size, run_tag=args.run_tag, force=args.force,
+                       progress=args.progress)
+    print(f"wrote {info.lines} lines for {info.queries} queries to {args.output}")
+    return 0
+
+
+def add_search_command(commands):
+    """Add ``topics``, ``index`` and ``search`` (with its ``bm25`` runner) to the top-level subparsers ``commands``;
+    return the subparsers of ``search``, to which :func:`add_commands` and the other packages add their runners."""
+    p = commands.add_parser("topics", help="write a Pyserini topic file (qid<TAB>text) for a dataset")
+    p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
+    p.add_argument("--output", "-o", help="topic file (default: topics/<dataset>.tsv); an existing file is replaced "
+                                          "only with --force, unless it already holds exactly these topics")
+    p.add_argument("--force", action="store_true", help=FILE_FORCE_HELP)
+    p.set_defaults(func=_cmd_topics)
+
+    p = commands.add_parser("index", help="build (or reuse) a Lucene index of a dataset's documents")
+    p.add_argument("dataset")
+    p.add_argument("--index", help="index folder (default: indexes/lucene/<corpus>)")
+    p.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=1,
+                   help=f"indexing threads, 1 to {MAX_THREADS} (default: 1)")
+    p.add_argument("--rebuild", action="store_true", help="build even if an up-to-date index exists")
+    p.add_argument("--slim", action="store_true",
+                   help="postings only (no positions, document vectors or raw documents, as Pyserini's slim "
+                        "indexes): the same BM25 runs on less disk; phrase queries and RM3 need the full index")
+    p.set_defaults(func=_cmd_index)
+
+    search = commands.add_parser("search", help="run a retrieval system over a dataset and write a TREC run")
+    runners = search.add_subparsers(dest="runner", required=True, metavar="RUNNER")
+    p = runners.add_parser("bm25", help="Lucene BM25 (identical to python -m pyserini.search.lucene --bm25)")
+    p.add_argument("dataset")
+    p.add_argument("--output", "-o", required=True, help="run file to write, e.g. work/comlq/bm25.trec")
+    p.add_argument("--index", help="Lucene index (default: built or reused from the dataset)")
+    p.add_argument("--k1", type=finite_float(0), default=0.9,
+                   help="BM25 k1, a finite number >= 0 (default: 0.9, as Pyserini)")
+    p.add_argument("--b", type=finite_float(0, 1), default=0.4, help="BM25 b, from 0 to 1 (default: 0.4, as Pyserini)")
+    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=DEFAULT_HITS,
+                   help=f"documents per query, 1 to {MAX_HITS} (default: {DEFAULT_HITS}, as Pyserini)")
+    p.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=1,
+                   help=f"search threads, 1 to {MAX_THREADS} (default: 1)")
+    p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=64,
+                   help=f"queries per batch search, 1 to {MAX_BATCH_SIZE} (default: 64)")
+    p.add_argument("--run-tag", default="Anserini", help="last column of the run (default: Anserini, as Pyserini)")
+    add_progress_options(p)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.set_defaults(func=_cmd_search_bm25)
+
+    return runners
 
 
 def add_commands(commands, runners) -> None:

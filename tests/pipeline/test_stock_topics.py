@@ -175,8 +175,9 @@ def test_other_qrels_names_go_to_pyserini_unchanged(pyserini_search):
 
 
 @pytest.mark.realdata
-def test_stock_trec_eval_on_comlq_gives_the_suites_numbers(comlq_mirror, tmp_path):
+def test_stock_trec_eval_on_comlq_gives_the_suites_numbers(comlq_mirror, isolated_ir_datasets_home, tmp_path):
     """The issue's case: nDCG@10 of the committed BM25 run, 0.6557 in negplugins evaluate and in stock trec_eval."""
+    # isolated home: stock trec_eval writes the qrels file it reads into the dataset home (comlq/trec-qrels/)
     import gzip
 
     from negplugins.evaluation.scoring import evaluate
