@@ -25,7 +25,7 @@ def _fake_java(tmp_path, name, version, modules=None):
 def _configure_in_subprocess(env_updates):
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "OPENAI_API_KEY")}
     env.update(env_updates)
-    code = ("import json, os; from negplugins import jvm; home = jvm.configure();"
+    code = ("import json, os; from negplugins._compat import jvm; home = jvm.configure();"
             "print(json.dumps({'home': home, 'env': os.environ['JAVA_HOME'], 'path': os.environ['PATH']}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -121,7 +121,7 @@ def test_openai_key_is_only_a_placeholder_during_pyserini_import(user_key):
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     if user_key:
         env["OPENAI_API_KEY"] = user_key
-    code = ("import os; from negplugins import jvm; jvm.configure(); import pyserini.encode._openai as m;"
+    code = ("import os; from negplugins._compat import jvm; jvm.configure(); import pyserini.encode._openai as m;"
             "print(m.api_key); print(os.environ.get('OPENAI_API_KEY'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     seen_at_import, after = out.stdout.strip().splitlines()[-2:]
