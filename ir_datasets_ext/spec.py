@@ -29,7 +29,7 @@ __all__ = ["Benchmark", "Baseline", "Reported", "register_benchmark", "benchmark
 #: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
 GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
 #: The main measure of such a dataset (its leaderboard's primary column).
-GENERIC_MAIN_MEASURE = "nDCG@10"
+GENERIC_MAIN_MEASURE = GENERIC_MEASURES[0]
 
 #: How a benchmark's paper evaluates a system (:attr:`Benchmark.protocol`): ``retrieval`` ranks the whole corpus
 #: for each query (a dense model directly, or BM25 then a reranker) and keeps the top :attr:`Benchmark.depth`;

@@ -26,7 +26,7 @@ def _cmd_benchmark(args) -> int:
     configure_offline()  # this command's process only, before any Hugging Face library is imported
     from ir_datasets_ext.spec import main_measure
 
-    from .suite import REPORT_FILES, run_benchmark
+    from .suite import REPORT_FILES, SUMMARY_FILE, run_benchmark
 
     result = run_benchmark(args.model, reranker=args.reranker, benchmarks=args.benchmarks, output=args.output,
                            contribute=args.contribute, runs=args.runs, indexes=args.indexes,
@@ -42,7 +42,7 @@ def _cmd_benchmark(args) -> int:
         shown = "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
         print(f"{outcome.dataset:<{width}}  {primary} {shown}  ({outcome.run})")
     print(f"report: {result.output / REPORT_FILES[1]} and {result.output / REPORT_FILES[0]}; "
-          f"summary: {result.output / 'summary.json'}")
+          f"summary: {result.output / SUMMARY_FILE}")
     if result.mteb:
         print(f"MTEB results: {result.mteb[-1].parent}")
     return 0
@@ -50,6 +50,8 @@ def _cmd_benchmark(args) -> int:
 
 def add_commands(commands, runners) -> None:
     """Add ``benchmark`` to the top-level commands (``runners`` is unused)."""
+    from ir_datasets_ext.spec import benchmarks  # the registered specs, in registration order (as the parser's help)
+
     rerankers = ("cross-encoder", "monot5", "bi-encoder")  # runners.rerank.RERANKERS, without importing torch here
     p = commands.add_parser(
         "benchmark", help="run one model on every benchmark with its paper's protocol; write runs, results and a "
@@ -69,8 +71,7 @@ def add_commands(commands, runners) -> None:
                         "depth, then the model reranks it; NevIR's pairs are scored by it (default: the model is an "
                         "embedding model, for dense retrieval)")
     p.add_argument("--benchmarks", metavar="NAMES",
-                   help="comma-separated benchmark names (default: all): comlq, excluir, nevir, boolquestions, "
-                        "dureader-retrieval, negplugins-demo")
+                   help="comma-separated benchmark names (default: all): " + ", ".join(spec.name for spec in benchmarks()))
     p.add_argument("--output", "-o", help="results folder (default: results/<model name>, or "
                                           "results/<model name>-<reranker>)")
     p.add_argument("--contribute", action="store_true",
