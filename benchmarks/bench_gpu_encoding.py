@@ -60,19 +60,28 @@ def suite_modules():
     return encoders, encoding_pipeline
 
 
+def _open_text(path: Path):
+    """``path``, or ``path`` + ``.gz`` where only that exists (the carried copy is gzipped to fit the transfer)."""
+    import gzip
+
+    if not path.is_file() and path.with_name(path.name + ".gz").is_file():
+        return gzip.open(path.with_name(path.name + ".gz"), "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
 def read_comlq(folder: Path):
     """``(doc ids, passages, {qid: query}, {qid: {doc: relevance}})`` from ComLQ's BEIR-format files, the texts as
     the suite's runners see them (``negplugins.datasets``, which this script cannot import: it needs ir_datasets)."""
     ids, texts = [], []
-    with open(folder / "corpus.jsonl", encoding="utf-8") as f:
+    with _open_text(folder / "corpus.jsonl") as f:
         for line in f:
             record = json.loads(line)
             title, text = record.get("title") or "", record["text"]
             ids.append(str(record["_id"]))
             texts.append(f"{title}\n{text}" if title and not text.startswith(title) else text)  # document_text
     queries, qrels = {}, {}
-    if (folder / "queries.jsonl").is_file():
-        with open(folder / "queries.jsonl", encoding="utf-8") as f:
+    if (folder / "queries.jsonl").is_file() or (folder / "queries.jsonl.gz").is_file():
+        with _open_text(folder / "queries.jsonl") as f:
             for line in f:
                 record = json.loads(line)
                 queries[str(record["_id"])] = " ".join(record["text"].split())  # as negplugins.datasets.query_texts
