@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
 
 
 #: Fixtures with which a test reads only the real release, and so may run in the session's shared home.
-_REAL_DATA_FIXTURES = {"comlq_mirror", "shared_data"}
+_REAL_DATA_FIXTURES = {"comlq_mirror", "shared_data", "shared_comlq_index", "copy_of_shared_comlq_index"}
 #: Fixtures of a test that writes into its home or a mirror of its own: it keeps a fresh home.
 _FRESH_HOME_FIXTURES = {"isolated_ir_datasets_home", "mirror"}
 #: Tests (files, or single tests) that keep a fresh home though they read the real release: their commands are
@@ -104,6 +104,44 @@ def _build_shared_home(home: Path) -> None:
         for dataset_id in ("comlq", "nevir/test", "negplugins-demo"):
             doc_id_set(dataset_id)
     (home / ".built").write_text("")
+
+
+@pytest.fixture(scope="session")
+def shared_comlq_index(shared_ir_datasets_home):
+    """The Lucene index of the real ComLQ release (``negplugins index comlq``), built once per run and read-only.
+
+    Built under a lock by the first xdist worker that asks, in the session's shared home; the others reuse it. A
+    test that searches ComLQ but whose subject is not the index build takes this one; a test that changes an
+    index copies it first (:func:`copy_of_shared_comlq_index`). At the end of the session it must be as built.
+    """
+    from filelock import FileLock
+
+    if not REAL_RELEASE.is_file():
+        missing_real_data(f"{REAL_RELEASE} is missing")
+    root = shared_ir_datasets_home.parent
+    index_dir = root / "shared_comlq_index"
+    with FileLock(str(root / "shared_comlq_index.lock")):
+        if not index_dir.is_dir():
+            from negplugins.runners.lucene_index import lucene_index
+
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("IR_DATASETS_HOME", str(shared_ir_datasets_home))
+                patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
+                lucene_index("comlq", index_dir, threads=2)
+        before = _tree_state(index_dir)
+    yield index_dir
+    changed = sorted(set(_tree_state(index_dir).items()) ^ set(before.items()))
+    if changed:
+        pytest.fail(f"tests changed the shared ComLQ index {index_dir} (copy it first: copy_of_shared_comlq_index): "
+                    f"{sorted({path for path, _ in changed})}", pytrace=False)
+
+
+@pytest.fixture
+def copy_of_shared_comlq_index(shared_comlq_index, tmp_path) -> Path:
+    """A copy of :func:`shared_comlq_index` of this test alone, to damage, rebuild or stop a command on."""
+    import shutil
+
+    return Path(shutil.copytree(shared_comlq_index, tmp_path / "comlq-index", copy_function=shutil.copy2))
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -181,8 +219,8 @@ def missing_real_data(reason: str):
 _MODEL_FILES = {"runners/test_runners_dense.py", "runners/test_runners_dense_options.py",
                 "runners/test_runners_dense_backends.py", "runners/test_dense_index_types.py",
                 "runners/test_one_way.py", "runners/test_rerank_reuse.py", "runners/test_runners_ray.py",
-                "runners/test_runners_cli.py", "beir/test_beir_retrieval.py", "benchmarking/test_benchmark_suite.py",
-                "benchmarking/test_nevir_real_pairs.py", "mteb/test_mteb_comlq.py"}
+                "runners/test_runners_cli.py", "beir/test_beir_retrieval.py", "reportcard/test_benchmark_suite.py",
+                "reportcard/test_nevir_real_pairs.py", "mteb/test_mteb_comlq.py"}
 _MODEL_FIXTURES = {"minilm_encoder", "minilm"}
 
 
