@@ -2,6 +2,7 @@
 
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -61,6 +62,9 @@ class _StockCommands:
     def __call__(self, module, *args):
         self.process.stdin.write(json.dumps([module, *map(str, args)]) + "\n")
         self.process.stdin.flush()
+        if not select.select([self.replies], [], [], 300)[0]:  # as the other stock commands' timeout
+            self.process.kill()
+            pytest.fail(f"{module} {args} did not finish in 300 s: {self.log.read_text()[-3000:]}")
         reply = self.replies.readline()
         assert reply, f"the stock command process ended: {self.log.read_text()[-3000:]}"
         assert json.loads(reply) in (0, None), f"{module} {args}: {self.log.read_text()[-3000:]}"
