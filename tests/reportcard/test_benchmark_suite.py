@@ -496,15 +496,21 @@ def test_bm25_then_a_cross_encoder(tiny_cross_encoder, mirror, tmp_path, monkeyp
 # -- ComLQ, the real release -------------------------------------------------------------------------
 
 @pytest.mark.realdata
-def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirror, tmp_path, monkeypatch):
+def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirror, shared_comlq_index, tmp_path,
+                                                                     monkeypatch):
     """ComLQ with the packaged MiniLM: the committed dense run (hits 100), placed where the benchmark writes it.
 
     Encoding ComLQ takes minutes on a CPU, so the test gives the command the finished run it would write
     (the same model, dataset, runner, depth and tag; only the sidecar's ``run`` names the new file) and
     checks that it is reused, evaluated on the real release and reported beside the paper's systems.
-    nDCG@10 0.5855 is docs/reproductions.md's (and BEIR's exact dense search gives the same).
+    nDCG@10 0.5855 is docs/reproductions.md's (and BEIR's exact dense search gives the same). The BM25
+    baseline's Lucene index is the session's index of the release (tests/conftest.py), linked where the
+    benchmark looks for it (``<indexes>/lucene/comlq``): the command reuses it, as it reuses an index it built
+    (building one is tests/pipeline/test_lucene_bm25.py's subject).
     """
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "idx" / "lucene").mkdir(parents=True)
+    (tmp_path / "idx" / "lucene" / "comlq").symlink_to(shared_comlq_index, target_is_directory=True)
     out = tmp_path / "out"
     folder = out / "comlq"
     folder.mkdir(parents=True)
@@ -525,6 +531,8 @@ def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirro
     assert list(evaluation["subsets"])[:3] == ["1p", "2p", "3p"] and len(evaluation["subsets"]) == 14
     assert any(note.startswith("LSNC@100 left out") for note in evaluation["notes"])
     assert not (tmp_path / "idx" / "faiss").exists()  # nothing was encoded (the Lucene index is BM25's)
+    assert [p.name for p in (tmp_path / "idx" / "lucene").iterdir()] == ["comlq"]  # the index was reused
+    assert (tmp_path / "idx" / "lucene" / "comlq").is_symlink()
     # the issue's case: the suite's own BM25 (0.6557) and the authors' pipeline (0.6907), computed on the same data
     # (the README's numbers), beside the model; "better than" counts only them; the paper's 0.505 is marked
     baselines = {b["name"]: b for b in outcome.baselines}
