@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,6 @@ except ImportError:
     pytest.skip("Ray is not installed (pip install -e '.[ray]')", allow_module_level=True)
 
 from negplugins.cli import main
-from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners import ray_engine
 from negplugins.runners.dense import dense_index, dense_search, load_dense_index
@@ -75,19 +75,6 @@ def _vectors(path):
     return index.reconstruct_n(0, index.ntotal), ids
 
 
-def test_ray_shards_are_kept_as_a_sharded_index_searched_to_the_same_run(tmp_path, monkeypatch, single):
-    # main's --search-shards layout built from shards that Ray encoded: the shard folders are moved into the
-    # index as they are, and the exact search over them gives the single process's run, byte for byte
-    monkeypatch.chdir(tmp_path)
-    info = dense_search(DEMO, "ray.trec", hits=10, shard_num=6, progress=False, engine=TWO, search_shards=True)
-    assert info["complete"]
-    manifest = json.loads((Path(info["index"]) / MANIFEST).read_text())
-    assert manifest["layout"] == "shards" and manifest["engine"]["name"] == "ray"
-    assert manifest["shards"] == [f"shard-{i:05d}-of-00006" for i in range(6)]
-    assert Path("ray.trec").read_bytes() == single["run"].read_bytes()
-    assert read_metadata("ray.trec")["parameters"]["index_layout"] == "shards"
-
-
 def test_ray_workers_build_the_single_process_encoder_with_its_settings(tmp_path, single):
     # not the model's defaults: a passage prefix, CLS pooling, no normalisation, 64 tokens, ONNX Runtime; every
     # worker must encode as the single process does (the vectors of the default settings would differ by far
@@ -110,6 +97,7 @@ def test_ray_workers_build_the_single_process_encoder_with_its_settings(tmp_path
         "pooling": "cls", "normalize": False, "max_length": 64, "prefix": "passage: ", "backend": "onnx",
         "dtype": "float32"}
     assert built["engine"]["name"] == "ray" and built["encoder"]["export"]["kind"] == "onnx-encoder"
+    assert built["layout"] == "merged" and not (tmp_path / "ray.shards").exists()  # Ray's shards, merged
 
 
 def test_ray_workers_take_openvino_int8_calibrated_as_the_single_process(tmp_path, fail_flag):
@@ -129,30 +117,29 @@ def test_ray_workers_take_openvino_int8_calibrated_as_the_single_process(tmp_pat
     assert exports[0]["bin_sha256"] == exports[1]["bin_sha256"]
 
 
-def test_ray_needs_a_model_folder_not_a_model_object(tmp_path):
-    from types import SimpleNamespace
-
-    from negplugins.runners.encoders import ModelRef
-
-    encoder = SimpleNamespace(ref=ModelRef("object", None, "object"))  # as SentenceEncoder.from_model gives
-    with pytest.raises(UserError, match="--engine ray: the Ray workers load the model from its folder"):
-        dense_index(DEMO, index=tmp_path / "index", encoder=encoder, engine=TWO, progress=False)
-
-
-def test_a_failed_worker_is_resumed_to_the_single_process_index_and_run(tmp_path, monkeypatch, single, fail_flag):
-    # the job fails at shard 5; the same command run again encodes only the shards not finished, and the index,
-    # vectors and run are those of the single process (shards of either job, merged)
+def test_a_failed_worker_is_resumed_to_a_sharded_index_searched_to_the_single_process_run(tmp_path, monkeypatch,
+                                                                                         single, fail_flag):
+    # the job fails at shard 5; the same command run again (on two workers) encodes only the shards not finished
+    # (and two removed by hand, so that both workers have shards to encode).
+    # main's --search-shards layout: the shard folders Ray encoded (in either job) are moved into the index as they
+    # are, and hold the single process's vectors, so the exact search over them gives its run, byte for byte (the
+    # merged layout of Ray's shards: test_ray_workers_build_the_single_process_encoder_with_its_settings)
     monkeypatch.chdir(tmp_path)
     target = Path("indexes/faiss/negplugins-demo/all-MiniLM-L6-v2")
     shards = target.with_name(target.name + ".shards")
-    fail_flag.write_text("5")  # the worker that meets shard 5 (read last by one worker) deletes the flag and fails
+    names = [f"shard-{i:05d}-of-00006" for i in range(6)]
+    fail_flag.write_text("5")  # the worker that meets shard 5 (read last) deletes the flag and fails
     with pytest.raises(RayJobError, match=r"\(RuntimeError: simulated worker failure on shard 5 .*\); the shards "
                                           r"finished so far are kept: run the same command again to resume"):
-        dense_search(DEMO, "ray.trec", hits=10, shard_num=6, progress=False, engine=RayEngine(workers=1))
+        dense_search(DEMO, "ray.trec", hits=10, shard_num=6, progress=False, engine=RayEngine(workers=1),
+                     search_shards=True)
     assert not fail_flag.exists() and not target.exists() and not Path("ray.trec").exists()
     kept = sorted(p.name for p in shards.iterdir())
     finished = {int(name.split("-")[1]) for name in kept}
     assert finished and 5 not in finished  # shards encoded before the failure were written; nothing half-written
+    for name in kept[:2]:  # as the message of a damaged shard says: a shard folder removed is encoded again
+        shutil.rmtree(shards / name)
+    finished -= {int(name.split("-")[1]) for name in kept[:2]}
 
     asked = []
     real = ray_engine.encode_shards
@@ -162,19 +149,22 @@ def test_a_failed_worker_is_resumed_to_the_single_process_index_and_run(tmp_path
         yield from real(engine, dataset_id, ref, todo, *args, **kwargs)
 
     monkeypatch.setattr(ray_engine, "encode_shards", recording)
-    info = dense_search(DEMO, "ray.trec", hits=10, shard_num=6, progress=False, engine=TWO)  # now on two workers
+    info = dense_search(DEMO, "ray.trec", hits=10, shard_num=6, progress=False, engine=TWO, search_shards=True)
     assert asked == [sorted(set(range(6)) - finished)]  # only the shards the failed job did not finish
     assert info["complete"] and info["lines"] == 21 * 10 and Path(info["index"]) == target and not shards.exists()
-    ours, our_ids = _vectors(target)
+    assert sorted(p.name for p in target.iterdir()) == [MANIFEST, "negplugins-output.json", *names]
+    parts = [_vectors(target / name) for name in names]
     theirs, their_ids = _vectors(single["index"])
-    assert our_ids == their_ids == DEMO_DOCS  # same doc ids, same order
-    assert np.array_equal(ours, theirs)  # resumed or not, the vectors of the single process
+    assert sum((ids for _, ids in parts), []) == their_ids == DEMO_DOCS  # same doc ids, same order
+    assert np.array_equal(np.concatenate([vectors for vectors, _ in parts]), theirs)  # resumed or not: the same
     # the workers encode the same batches as the single process, so the run is the same, byte for byte
     assert Path("ray.trec").read_bytes() == single["run"].read_bytes()
-    assert sorted(p.name for p in target.iterdir()) == ["docid", "index", MANIFEST, "negplugins-output.json"]
     manifest = json.loads((target / MANIFEST).read_text())
+    assert manifest["layout"] == "shards" and manifest["shards"] == names
     assert manifest["engine"]["name"] == "ray" and manifest["shard_num"] == 6 and manifest["documents"] == 36
-    engine = read_metadata("ray.trec")["parameters"]["engine"]
+    parameters = read_metadata("ray.trec")["parameters"]
+    engine = parameters["engine"]
+    assert parameters["index_layout"] == "shards"
     assert engine["name"] == "ray" and engine["workers"] == 2 and engine["address"] == "local"
     assert engine["ray"] == ray.__version__ and "same index and run" in engine["output"]
     assert read_metadata(single["run"])["parameters"]["engine"] == {"name": "single"}

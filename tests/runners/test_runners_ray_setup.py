@@ -24,7 +24,7 @@ except ImportError:
 from negplugins.cli import main
 from negplugins.errors import UserError
 from negplugins.runners import ray_cluster, ray_engine
-from negplugins.runners.dense import dense_search
+from negplugins.runners.dense import dense_index, dense_search
 from negplugins.runners.ray_engine import RayEngine
 from negplugins.runners.rerank import rerank
 
@@ -42,6 +42,16 @@ def test_ray_options_need_the_ray_engine(tmp_path, monkeypatch, capsys, argv, me
     assert main(["search", "dense", DEMO, "-o", "run.trec", *argv]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"negplugins: error: {message}" and not Path("run.trec").exists()
+
+
+def test_ray_needs_a_model_folder_not_a_model_object(tmp_path):
+    from types import SimpleNamespace
+
+    from negplugins.runners.encoders import ModelRef
+
+    encoder = SimpleNamespace(ref=ModelRef("object", None, "object"))  # as SentenceEncoder.from_model gives
+    with pytest.raises(UserError, match="--engine ray: the Ray workers load the model from its folder"):
+        dense_index(DEMO, index=tmp_path / "index", encoder=encoder, engine=RayEngine(workers=2), progress=False)
 
 
 def test_bad_engine_values():
