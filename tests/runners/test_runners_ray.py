@@ -98,6 +98,7 @@ def test_ray_workers_build_the_single_process_encoder_with_its_settings(tmp_path
         "dtype": "float32"}
     assert built["engine"]["name"] == "ray" and built["encoder"]["export"]["kind"] == "onnx-encoder"
     assert built["layout"] == "merged" and not (tmp_path / "ray.shards").exists()  # Ray's shards, merged
+    assert sorted(p.name for p in Path(there.path).iterdir()) == ["docid", "index", MANIFEST, "negplugins-output.json"]
 
 
 def test_ray_workers_take_openvino_int8_calibrated_as_the_single_process(tmp_path, fail_flag):
