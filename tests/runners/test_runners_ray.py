@@ -1,8 +1,8 @@
 """``--engine ray``: the same index, vectors and runs as the single-process path, resuming after a failed worker.
 
-One local Ray (2 CPUs) serves the whole module; the engine uses it and leaves it running. Each Ray job starts
-its workers afresh (they import torch and load the model: most of a job's time), so each test runs the jobs its
-subject needs and checks all it can on their output. The tests without a Ray job are ``test_runners_ray_setup.py``.
+One local Ray (2 CPUs) serves the whole module; the engine uses it and leaves it running. Each Ray job has a
+fixed cost (fresh worker processes that import torch and load the model, Ray Data's scheduling: 14-19 s on 2
+shared cores), so each test runs the jobs its subject needs and checks all it can on their output. The tests without a Ray job are ``test_runners_ray_setup.py``.
 Without Ray the module is skipped, except in CI (``CI=true``), where Ray is installed by the README's command and
 a missing Ray fails.
 """
