@@ -93,7 +93,7 @@ def demo_indexes(tmp_path_factory, minilm_encoder):
     return sharded, merged
 
 
-def test_sharded_exact_search_gives_the_run_of_one_flat_index(demo_indexes, tmp_path, monkeypatch):
+def test_sharded_exact_search_gives_the_run_of_one_flat_index(demo_indexes, tmp_path, monkeypatch, minilm_encoder):
     sharded, merged = demo_indexes
     assert sorted(p.name for p in sharded.path.iterdir()) == [
         MANIFEST, "negplugins-output.json", *(f"shard-{i:05d}-of-00004" for i in range(4))]
@@ -108,9 +108,11 @@ def test_sharded_exact_search_gives_the_run_of_one_flat_index(demo_indexes, tmp_
                           flat.reconstruct_n(0, flat.ntotal))
 
     monkeypatch.chdir(tmp_path)
-    for hits in (5, 1000):
-        dense_search(DEMO, f"sharded-{hits}.trec", index=sharded.path, hits=hits, progress=False)
-        dense_search(DEMO, f"merged-{hits}.trec", index=merged.path, hits=hits, progress=False)
+    for hits in (5, 1000):  # the loaded model (a search that loads it: test_a_search_reads_each_faiss_file_once)
+        dense_search(DEMO, f"sharded-{hits}.trec", index=sharded.path, hits=hits, progress=False,
+                     encoder=minilm_encoder)
+        dense_search(DEMO, f"merged-{hits}.trec", index=merged.path, hits=hits, progress=False,
+                     encoder=minilm_encoder)
         assert Path(f"sharded-{hits}.trec").read_bytes() == Path(f"merged-{hits}.trec").read_bytes()
     meta = read_metadata("sharded-5.trec")
     assert meta["parameters"]["index_type"] == "Flat" and meta["parameters"]["index_layout"] == "shards"
@@ -196,8 +198,9 @@ def test_trained_index_type_records_its_type_and_sample(tmp_path, monkeypatch, m
     flat = dense_index(DEMO, index=tmp_path / "flat", progress=False, encoder=minilm_encoder)
     monkeypatch.chdir(tmp_path)
     # every list probed: the IVF index finds what the flat one finds
-    dense_search(DEMO, "ivf.trec", index=built.path, hits=10, search_params="nprobe=4", progress=False)
-    dense_search(DEMO, "flat.trec", index=flat.path, hits=10, progress=False)
+    dense_search(DEMO, "ivf.trec", index=built.path, hits=10, search_params="nprobe=4", progress=False,
+                 encoder=minilm_encoder)
+    dense_search(DEMO, "flat.trec", index=flat.path, hits=10, progress=False, encoder=minilm_encoder)
 
     def ranking(name):
         return [line.split()[:4] for line in Path(name).read_text().splitlines()]
