@@ -219,8 +219,8 @@ def missing_real_data(reason: str):
 _MODEL_FILES = {"runners/test_runners_dense.py", "runners/test_runners_dense_options.py",
                 "runners/test_runners_dense_backends.py", "runners/test_dense_index_types.py",
                 "runners/test_one_way.py", "runners/test_rerank_reuse.py", "runners/test_runners_ray.py",
-                "runners/test_runners_cli.py", "beir/test_beir_retrieval.py", "reportcard/test_benchmark_suite.py",
-                "reportcard/test_nevir_real_pairs.py", "mteb/test_mteb_comlq.py"}
+                "runners/test_runners_ray_setup.py", "runners/test_runners_cli.py", "beir/test_beir_retrieval.py",
+                "reportcard/test_benchmark_suite.py", "reportcard/test_nevir_real_pairs.py", "mteb/test_mteb_comlq.py"}
 _MODEL_FIXTURES = {"minilm_encoder", "minilm"}
 
 
@@ -236,7 +236,7 @@ def pytest_collection_modifyitems(config, items):
         file = _test_file(item)
         if file in _MODEL_FILES or set(getattr(item, "fixturenames", ())) & _MODEL_FIXTURES:
             item.add_marker(pytest.mark.model)
-        if file == "runners/test_runners_ray.py" or "_ray_" in item.name:
+        if file in ("runners/test_runners_ray.py", "runners/test_runners_ray_setup.py") or "_ray_" in item.name:
             item.add_marker(pytest.mark.ray)
 
 
