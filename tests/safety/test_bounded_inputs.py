@@ -3,8 +3,8 @@
 Each case checks the one-line message and that nothing the user owns was lost (``guard``). Runs are
 read by one bounded reader (``negplugins.io.inputs``); user JSON by ``negplugins.io.jsonfile.read_json``.
 The CLI cases run :func:`negplugins.cli.main` in this process (``main_cli`` of ``conftest.py``: its status and
-both streams); the FIFO cases run in a child process with a timeout, so a reader that blocks on the FIFO fails the
-test instead of hanging it, and the killed copy is a child process that is killed.
+both streams); FIFO cases have a timeout, so a reader that blocks on the FIFO fails the test instead of hanging it.
+The killed copy is a child process, killed.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _safety_helpers():
 
 
 _helpers = _safety_helpers()
-PROJECT_ROOT, assert_clean_error, run_cli = _helpers.PROJECT_ROOT, _helpers.assert_clean_error, _helpers.run_cli
+PROJECT_ROOT, assert_clean_error = _helpers.PROJECT_ROOT, _helpers.assert_clean_error
 
 GOOD = "q01 Q0 d01 1 3.0 t\nq01 Q0 d02 2 2.0 t\n"
 SMALL_BOUND = {"NEGPLUGINS_MAX_RUN_BYTES": str(1 << 20)}  # 1 MiB: bombs are rejected quickly
@@ -240,7 +240,7 @@ def test_run_is_a_directory(main_cli, tmp_path, guard):
     guard.unchanged(allow_new=False)
 
 
-def test_run_is_a_fifo_refused_not_waited_on(tmp_path, guard):
+def test_run_is_a_fifo_refused_not_waited_on(main_cli, tmp_path, guard):
     keep = tmp_path / "keep.txt"
     keep.write_text("mine")
     fifo = make_fifo(tmp_path / "run.trec")
@@ -248,7 +248,7 @@ def test_run_is_a_fifo_refused_not_waited_on(tmp_path, guard):
     for command in (["evaluate", "negplugins-demo", fifo], ["validate", "negplugins-demo", fifo],
                     ["search", "rerank", "negplugins-demo", "--run", fifo, "--model", "m", "--output",
                      tmp_path / "out.trec"]):
-        result = run_cli(*command, timeout=60)
+        result = main_cli(*command, timeout=60)
         assert_clean_error(result, "run.trec", "is a FIFO, not a regular file")
     assert not (tmp_path / "out.trec").exists()
     guard.unchanged()
@@ -354,13 +354,13 @@ def test_run_with_several_tags(tmp_path, guard):
     guard.unchanged()
 
 
-def test_fifo_sidecar_refused(tmp_path, guard):
+def test_fifo_sidecar_refused(main_cli, tmp_path, guard):
     run, sidecar = demo_contribution(tmp_path)
     sidecar.unlink()
     make_fifo(sidecar)
     guard.arm(run)
-    result = run_cli("leaderboard", "check", "--runs", tmp_path / "runs", "--output", tmp_path / "boards",
-                     timeout=60)
+    result = main_cli("leaderboard", "check", "--runs", tmp_path / "runs", "--output", tmp_path / "boards",
+                      timeout=60)
     assert_clean_error(result, "mine.meta.json", "is a FIFO, not a regular file")
     guard.unchanged()
 
@@ -585,13 +585,13 @@ def test_beir_results_malformed(main_cli, tmp_path, guard, text, message):
     guard.unchanged(allow_new=False)
 
 
-def test_beir_results_fifo(tmp_path, guard):
+def test_beir_results_fifo(main_cli, tmp_path, guard):
     keep = tmp_path / "keep.txt"
     keep.write_text("mine")
     fifo = make_fifo(tmp_path / "results.json")
     guard.arm(keep)
-    result = run_cli("import", "beir", fifo, "--dataset", "negplugins-demo", "--output", tmp_path / "run.trec",
-                     timeout=60)
+    result = main_cli("import", "beir", fifo, "--dataset", "negplugins-demo", "--output", tmp_path / "run.trec",
+                      timeout=60)
     assert_clean_error(result, "results.json", "is a FIFO")
     assert not (tmp_path / "run.trec").exists()
     guard.unchanged()
