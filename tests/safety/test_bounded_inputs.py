@@ -47,8 +47,11 @@ SMALL_BOUND = {"NEGPLUGINS_MAX_RUN_BYTES": str(1 << 20)}  # 1 MiB: bombs are rej
 
 
 def gzip_bomb(path: Path, expanded: int, line: bytes = b"q01 Q0 d01 1 1.0 t\n") -> Path:
-    """A gzip file expanding to about ``expanded`` bytes of ``line`` repeated (a few KB per MB)."""
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    """A gzip file expanding to about ``expanded`` bytes of ``line`` repeated (a few KB per MB).
+
+    Compressed at level 1: four times faster than level 9 on such input, and still over 200 times smaller than what
+    it expands to."""
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 31)
     block = line * ((1 << 20) // len(line))
     with open(path, "wb") as out:
         for _ in range(max(1, expanded // len(block))):
