@@ -710,6 +710,17 @@ def test_stale_temporary_of_killed_copy_removed(mirror, guard, isolated_ir_datas
     guard.unchanged()
 
 
+def _copied_some(folder: Path) -> bool:
+    """Whether a temporary file in ``folder`` has bytes in it yet (it may vanish as it is renamed)."""
+    for temporary in folder.glob("*.tmp") if folder.exists() else ():
+        try:
+            if temporary.stat().st_size > 0:
+                return True
+        except FileNotFoundError:
+            pass
+    return False
+
+
 def test_killed_copy_leaves_nothing_the_next_run_keeps(mirror, guard, isolated_ir_datasets_home, monkeypatch):
     from ir_datasets_ext.download import VerifiedDownload
 
@@ -728,9 +739,8 @@ def test_killed_copy_leaves_nothing_the_next_run_keeps(mirror, guard, isolated_i
     child = subprocess.Popen([sys.executable, "-c", code], env=env)
     folder = download.cache_path.parent
     deadline = time.time() + 60
-    while time.time() < deadline and not (folder.exists() and list(folder.glob("*.tmp"))):
+    while time.time() < deadline and not _copied_some(folder):  # the copy is under way
         time.sleep(0.05)
-    time.sleep(0.5)  # let the copy get going
     child.kill()
     child.wait()
     assert list(folder.glob("data.txt.*.tmp")), "the killed copy should have left its temporary"
