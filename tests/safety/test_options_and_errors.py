@@ -1,9 +1,10 @@
 """Numeric options at their edges, measures with bad parameters, and bugs told apart from user errors.
 
-Every command-line case runs ``negplugins`` in a child process and checks both the one-line message
-(option, value and accepted range named; exit status 2; no traceback) and, with ``guard``, that the
-inputs and the output folder are byte for byte as before, with no file added. The values are refused
-while the command line is parsed, so no case needs a JVM, a model or any data beyond the embedded demo.
+Every command-line case runs ``negplugins`` (:func:`negplugins.cli.main`, in this process: ``main_cli`` of
+``conftest.py``) and checks both the one-line message (option, value and accepted range named; exit status 2; no
+traceback) and, with ``guard``, that the inputs and the output folder are byte for byte as before, with no file
+added. The values are refused while the command line is parsed, so no case needs a JVM, a model or any data beyond
+the embedded demo. The process itself is the subject of :func:`test_closed_pipe_is_quiet` only, which keeps one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -21,7 +21,7 @@ from negplugins.options import MAX_CUTOFF, MAX_HITS, MAX_PERMUTATIONS, MAX_THREA
 
 
 def _safety_helpers():
-    """run_cli and assert_clean_error of tests/safety/conftest.py (the test folders are not packages)."""
+    """assert_clean_error of tests/safety/conftest.py (the test folders are not packages)."""
     import importlib.util
     from pathlib import Path
 
@@ -32,7 +32,7 @@ def _safety_helpers():
 
 
 _helpers = _safety_helpers()
-PROJECT_ROOT, assert_clean_error, run_cli = _helpers.PROJECT_ROOT, _helpers.assert_clean_error, _helpers.run_cli
+PROJECT_ROOT, assert_clean_error = _helpers.PROJECT_ROOT, _helpers.assert_clean_error
 
 DEMO = "negplugins-demo"
 # two queries of the demo dataset, judged there (see tests/pipeline/test_cli.py)
@@ -48,10 +48,10 @@ def workspace(tmp_path):
     return tmp_path
 
 
-def _refused(guard, workspace, args, *fragments):
+def _refused(cli, guard, workspace, args, *fragments):
     """Run ``negplugins ARGS`` in ``workspace``; a clean usage error naming ``fragments``, nothing written."""
     guard.arm(workspace)
-    result = run_cli(*args, cwd=workspace)
+    result = cli(*args, cwd=workspace)
     assert_clean_error(result, *fragments, codes=(2,))
     assert len([line for line in result.stderr.splitlines() if line.strip()]) == 1, result.stderr
     guard.unchanged(allow_new=False)
@@ -108,26 +108,26 @@ EDGES = [
 
 @pytest.mark.parametrize("before, option, value, accepted", EDGES,
                          ids=[f"{' '.join(c[:2])} {o}={v}" for c, o, v, _ in EDGES])
-def test_numeric_option_out_of_range(guard, workspace, before, option, value, accepted):
+def test_numeric_option_out_of_range(main_cli, guard, workspace, before, option, value, accepted):
     # argparse reads "-inf" as an option name, so users (and this test) write --b=-inf
     given = [f"{option}={value}"] if value.startswith("-") and not value[1:2].isdigit() else [option, value]
-    result = _refused(guard, workspace, [*before, *given], f"argument {option}", repr(value), accepted)
+    result = _refused(main_cli, guard, workspace, [*before, *given], f"argument {option}", repr(value), accepted)
     assert result.stdout == ""
 
 
-def test_ranges_are_documented_in_help():
-    result = run_cli("search", "bm25", "--help")
+def test_ranges_are_documented_in_help(main_cli):
+    result = main_cli("search", "bm25", "--help")
     assert result.returncode == 0
     text = " ".join(result.stdout.split())
     for fragment in (f"1 to {MAX_HITS}", "from 0 to 1", "a finite number >= 0", f"1 to {MAX_THREADS}"):
         assert fragment in text, fragment
-    help_text = " ".join(run_cli("evaluate", "--help").stdout.split())
+    help_text = " ".join(main_cli("evaluate", "--help").stdout.split())
     assert f"1 to {MAX_PERMUTATIONS}" in help_text
 
 
-def test_shard_id_beyond_shard_num(guard, workspace):
+def test_shard_id_beyond_shard_num(main_cli, guard, workspace):
     # both values are in range on their own; together they are checked before any model or data is loaded
-    _refused(guard, workspace, ["search", "dense", DEMO, *OUT, "--shard-num", "2", "--shard-id", "2"],
+    _refused(main_cli, guard, workspace, ["search", "dense", DEMO, *OUT, "--shard-num", "2", "--shard-id", "2"],
              "--shard-id", "from 0 to 1", "got 2", "--shard-num 2")
 
 
@@ -149,15 +149,15 @@ BAD_MEASURES = [
 
 
 @pytest.mark.parametrize("measure, fragment", BAD_MEASURES, ids=[m for m, _ in BAD_MEASURES])
-def test_measure_with_bad_parameter(guard, workspace, measure, fragment):
-    result = _refused(guard, workspace, ["evaluate", DEMO, "run.trec", "-m", "RR@10", measure, "-o", "out.txt"],
+def test_measure_with_bad_parameter(main_cli, guard, workspace, measure, fragment):
+    result = _refused(main_cli, guard, workspace, ["evaluate", DEMO, "run.trec", "-m", "RR@10", measure, "-o", "out.txt"],
                       f"measure {measure!r}", fragment)
-    assert result.returncode == 2  # not -6: pytrec_eval never saw it
+    assert result.returncode == 2  # pytrec_eval never saw it (its abort would end this process, failing the run)
 
 
-def test_good_measures_still_evaluate(workspace):
+def test_good_measures_still_evaluate(main_cli, workspace):
     # the check lets valid parameters through, trec_eval's name_k style included
-    result = run_cli("evaluate", DEMO, "run.trec", "-m", "nDCG@1000000", "LSNC_100", "nDCG(judged_only=True)@10",
+    result = main_cli("evaluate", DEMO, "run.trec", "-m", "nDCG@1000000", "LSNC_100", "nDCG(judged_only=True)@10",
                      "--json", cwd=workspace)
     assert result.returncode == 0, result.stderr
 
@@ -199,34 +199,24 @@ def test_option_types_parse_the_edges_exactly():
 
 # -- user errors are one line; bugs keep their traceback under -v ------------------------------------------
 
-FAULT = textwrap.dedent('''
-    """Injected only by tests/safety/test_options_and_errors.py: a bug in the dataset loader."""
-    import negplugins.datasets
-    import negplugins.evaluation.validation
-
-
-    def _broken(*args, **kwargs):
-        raise ZeroDivisionError("injected loader bug")
-
-
-    negplugins.datasets.qrels_dict = _broken
-    negplugins.evaluation.validation.doc_id_set = _broken
-''')
+def _broken(*args, **kwargs):
+    raise ZeroDivisionError("injected loader bug")
 
 
 @pytest.fixture
-def faulty(tmp_path):
-    """Environment of a child process whose dataset loader raises a ZeroDivisionError (a bug)."""
-    folder = tmp_path / "fault"
-    folder.mkdir()
-    (folder / "sitecustomize.py").write_text(FAULT)
-    return {"PYTHONPATH": str(folder)}
+def faulty(monkeypatch):
+    """A dataset loader that raises a ZeroDivisionError (a bug), for the commands run in this process."""
+    import negplugins.datasets
+    import negplugins.evaluation.validation
+
+    monkeypatch.setattr(negplugins.datasets, "qrels_dict", _broken)
+    monkeypatch.setattr(negplugins.evaluation.validation, "doc_id_set", _broken)
 
 
-def test_loader_bug_shows_traceback_with_v(guard, workspace, faulty):
+def test_loader_bug_shows_traceback_with_v(main_cli, guard, workspace, faulty):
     guard.arm(workspace)
     for args in (["-v", "evaluate", DEMO, "run.trec"], ["evaluate", DEMO, "run.trec", "-v"]):
-        result = run_cli(*args, cwd=workspace, env=faulty)
+        result = main_cli(*args, cwd=workspace)
         assert result.returncode == 1, result.stderr
         assert "Traceback (most recent call last)" in result.stderr
         assert "ZeroDivisionError: injected loader bug" in result.stderr
@@ -234,26 +224,26 @@ def test_loader_bug_shows_traceback_with_v(guard, workspace, faulty):
     guard.unchanged(allow_new=False)
 
 
-def test_loader_bug_without_v_is_one_internal_error_line(guard, workspace, faulty):
+def test_loader_bug_without_v_is_one_internal_error_line(main_cli, guard, workspace, faulty):
     guard.arm(workspace)
-    result = run_cli("evaluate", DEMO, "run.trec", "-o", "out.txt", cwd=workspace, env=faulty)
+    result = main_cli("evaluate", DEMO, "run.trec", "-o", "out.txt", cwd=workspace)
     assert_clean_error(result, "negplugins: internal error: ZeroDivisionError: injected loader bug",
                        "run with -v for the traceback", codes=(1,))
     assert "IR_DATASETS_EXT_MIRROR" not in result.stderr
     guard.unchanged(allow_new=False)
 
 
-def test_document_check_bug_is_not_a_data_error(guard, workspace, faulty):
+def test_document_check_bug_is_not_a_data_error(main_cli, guard, workspace, faulty):
     guard.arm(workspace)
-    result = run_cli("validate", DEMO, "run.trec", "--verbose", cwd=workspace, env=faulty)
+    result = main_cli("validate", DEMO, "run.trec", "--verbose", cwd=workspace)
     assert result.returncode == 1
     assert "ZeroDivisionError: injected loader bug" in result.stderr and "Traceback" in result.stderr
     assert "cannot read the documents" not in result.stderr
     guard.unchanged(allow_new=False)
 
 
-def test_v_after_the_subcommand_is_accepted(workspace):
-    result = run_cli("evaluate", DEMO, "run.trec", "-m", "RR@10", "-v", cwd=workspace)
+def test_v_after_the_subcommand_is_accepted(main_cli, workspace):
+    result = main_cli("evaluate", DEMO, "run.trec", "-m", "RR@10", "-v", cwd=workspace)
     assert result.returncode == 0, result.stderr
     assert "RR@10" in result.stdout
 

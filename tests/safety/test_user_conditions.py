@@ -4,6 +4,10 @@ One class of test per kind of condition: an unwritable place, a wrong type of pa
 damaged cache, an output onto an input, inconsistent options; and the classification rule itself
 (:func:`negplugins.errors.os_error_message`).
 
+The commands run in this process (``main_cli`` of ``conftest.py``: :func:`negplugins.cli.main`, its status and both
+streams) where their message is the subject; in a child process (``cli``) where the process is: a variable read
+before ir_datasets is imported, a ``JAVA_HOME`` read when the JVM starts.
+
 Running as root: root ignores permission bits, so "unwritable" is made real in the two ways the kernel
 refuses root too: a read-only tmpfs mount (``EROFS``) and an immutable folder (``chattr +i``, ``EPERM``).
 Where this process may not mount or set the flag, those cases are skipped (outside CI) and the
@@ -83,11 +87,11 @@ def immutable_folder(tmp_path):
     ("evaluate", DEMO, "{run}", "-o", "{out}/report.txt"),
 ])
 @pytest.mark.parametrize("place", ["read_only_folder", "immutable_folder"])
-def test_an_unwritable_output_is_refused_before_any_work(request, tmp_path, cli, command, place):
+def test_an_unwritable_output_is_refused_before_any_work(request, tmp_path, main_cli, command, place):
     folder = request.getfixturevalue(place)
     run = Path(__file__).resolve().parents[2] / "runs" / DEMO / "bm25.trec"
     args = [part.format(out=folder, run=run) for part in command]
-    result = cli(*args, cwd=tmp_path)
+    result = main_cli(*args, cwd=tmp_path)
     _user_error(result, str(folder))
     assert f"the folder {folder}" in result.stderr
     assert ("read-only file system" if place == "read_only_folder" else "not writable") in result.stderr
@@ -95,9 +99,9 @@ def test_an_unwritable_output_is_refused_before_any_work(request, tmp_path, cli,
     assert ".tmp" not in result.stderr  # the user's path, never a hidden temporary file
 
 
-def test_an_unwritable_current_directory_names_the_default_index(read_only_folder, tmp_path, cli):
+def test_an_unwritable_current_directory_names_the_default_index(read_only_folder, tmp_path, main_cli):
     """``search bm25`` without ``--index`` builds ``indexes/lucene/...`` in the current directory."""
-    result = cli("search", "bm25", DEMO, "-o", tmp_path / "run.trec", cwd=read_only_folder)
+    result = main_cli("search", "bm25", DEMO, "-o", tmp_path / "run.trec", cwd=read_only_folder)
     _user_error(result, "indexes/lucene/negplugins-demo", "read-only file system")
 
 
@@ -120,8 +124,8 @@ def odd_paths(tmp_path):
     ("/proc/t.tsv", "/proc/t.tsv: is under /proc, a kernel file system"),
     ("/sys/t.tsv", "/sys/t.tsv: is under /sys, a kernel file system"),
 ])
-def test_an_output_on_a_wrong_type_of_path_is_one_line(odd_paths, cli, output, fragment):
-    result = cli("topics", DEMO, "-o", output, cwd=odd_paths)
+def test_an_output_on_a_wrong_type_of_path_is_one_line(odd_paths, main_cli, output, fragment):
+    result = main_cli("topics", DEMO, "-o", output, cwd=odd_paths)
     _user_error(result, fragment)
     assert _hidden(odd_paths) == []
 
@@ -129,8 +133,8 @@ def test_an_output_on_a_wrong_type_of_path_is_one_line(odd_paths, cli, output, f
 @pytest.mark.parametrize("command", [("search", "bm25", DEMO, "-o", "afile/run.trec"),
                                      ("index", DEMO, "--index", "afile/idx"),
                                      ("search", "bm25", DEMO, "-o", "loop1/run.trec")])
-def test_runs_and_indexes_on_a_wrong_type_of_path_are_one_line(odd_paths, cli, command):
-    result = cli(*command, cwd=odd_paths)
+def test_runs_and_indexes_on_a_wrong_type_of_path_are_one_line(odd_paths, main_cli, command):
+    result = main_cli(*command, cwd=odd_paths)
     _user_error(result, command[-1])
     assert not (odd_paths / "indexes").exists()
 
@@ -195,11 +199,15 @@ def _truncate(path: Path, keep: int) -> None:
 
 @pytest.fixture(scope="module")
 def demo_index(tmp_path_factory):
-    """A Lucene index of the demo built by the suite (its manifest records its files)."""
+    """A Lucene index of the demo built by the suite (its manifest records its files): what ``negplugins index``
+    calls, in this process (the JVM started once for the module's searches), with a cache of its own."""
+    from negplugins.runners.lucene_index import lucene_index
+
     folder = tmp_path_factory.mktemp("lucene")
-    result = _safety_helpers().run_cli("index", DEMO, "--index", folder / "idx", cwd=folder)
-    assert result.returncode == 0, result.stderr
-    return folder / "idx"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IR_DATASETS_HOME", str(tmp_path_factory.mktemp("ir_datasets_home")))
+        index, _ = lucene_index(DEMO, folder / "idx")
+    return index
 
 
 @pytest.fixture
@@ -213,67 +221,70 @@ def damaged_index(demo_index, tmp_path):
 
 
 @pytest.mark.java
-def test_a_truncated_lucene_index_given_to_a_search_is_refused_with_how_to_rebuild(damaged_index, tmp_path, cli):
+def test_a_truncated_lucene_index_given_to_a_search_is_refused_with_how_to_rebuild(damaged_index, tmp_path, main_cli):
     index, victim = damaged_index
-    result = cli("search", "bm25", DEMO, "--index", index, "-o", "run.trec", cwd=tmp_path)
+    result = main_cli("search", "bm25", DEMO, "--index", index, "-o", "run.trec", cwd=tmp_path)
     _user_error(result, f"{index}: the Lucene index is damaged ({victim} has",
                 f"negplugins index {DEMO} --index {index} --rebuild")
     assert not (tmp_path / "run.trec").exists()
 
 
 @pytest.mark.java
-def test_the_index_command_rebuilds_a_damaged_index_instead_of_calling_it_up_to_date(damaged_index, tmp_path, cli):
+def test_the_index_command_rebuilds_a_damaged_index_instead_of_calling_it_up_to_date(damaged_index, tmp_path, main_cli):
     index, victim = damaged_index
-    result = cli("index", DEMO, "--index", index, cwd=tmp_path)
+    result = main_cli("index", DEMO, "--index", index, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "built Lucene index" in result.stdout and "up-to-date" not in result.stdout
     assert f"the Lucene index is damaged ({victim} has" in result.stderr
-    again = cli("search", "bm25", DEMO, "--index", index, "-o", "run.trec", cwd=tmp_path)
+    again = main_cli("search", "bm25", DEMO, "--index", index, "-o", "run.trec", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
 
 
 @pytest.mark.java
-def test_a_damaged_lucene_index_without_records_is_named_from_lucenes_own_exception(damaged_index, tmp_path, cli):
+def test_a_damaged_lucene_index_without_records_is_named_from_lucenes_own_exception(damaged_index, tmp_path, main_cli):
     """An index built by Pyserini (or before sizes were recorded): Lucene's CorruptIndexException, in one line."""
     index, _ = damaged_index
     manifest = json.loads((index / "negplugins-index.json").read_text())
     del manifest["files"]
     (index / "negplugins-index.json").write_text(json.dumps(manifest))
-    result = cli("search", "bm25", DEMO, "--index", index, "-o", "run.trec", cwd=tmp_path)
+    result = main_cli("search", "bm25", DEMO, "--index", index, "-o", "run.trec", cwd=tmp_path)
     _user_error(result, f"{index}: the Lucene index is damaged (", "--rebuild")
     assert "Exception" in result.stderr  # Lucene's reason: CorruptIndexException, EOFException, ...
 
 
 @pytest.fixture(scope="module")
 def demo_dense(tmp_path_factory):
-    """The demo's dense index (the packaged all-MiniLM-L6-v2), built by the suite."""
+    """The demo's dense index (the packaged all-MiniLM-L6-v2), built by the suite: what ``negplugins search dense``
+    calls, in this process (the model loaded once), with a cache of its own."""
+    from negplugins.runners.dense import dense_index
+
     folder = tmp_path_factory.mktemp("dense")
-    result = _safety_helpers().run_cli("search", "dense", DEMO, "-o", "run.trec", "--no-progress", cwd=folder,
-                                       timeout=600)
-    assert result.returncode == 0, result.stderr
-    return next((folder / "indexes" / "faiss" / DEMO).iterdir())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IR_DATASETS_HOME", str(tmp_path_factory.mktemp("ir_datasets_home")))
+        dense_index(DEMO, index=folder / "idx", progress=False)
+    return folder / "idx"
 
 
-def test_a_dense_index_with_flipped_bytes_is_refused(demo_dense, tmp_path, cli):
+def test_a_dense_index_with_flipped_bytes_is_refused(demo_dense, tmp_path, main_cli):
     index = tmp_path / "dense"
     shutil.copytree(demo_dense, index)
     data = bytearray((index / "index").read_bytes())
     data[len(data) // 2] ^= 0x7F  # one float of one vector: faiss reads it without complaint
     (index / "index").write_bytes(bytes(data))
-    result = cli("search", "dense", DEMO, "--index", index, "-o", "run.trec", "--no-progress", cwd=tmp_path)
+    result = main_cli("search", "dense", DEMO, "--index", index, "-o", "run.trec", "--no-progress", cwd=tmp_path)
     _user_error(result, f"{index}: the dense index is damaged (index does not hold the bytes it was built with",
                 "--rebuild")
     assert not (tmp_path / "run.trec").exists()
 
 
-def test_a_truncated_finished_shard_is_named_on_resume(tmp_path, cli):
-    first = cli("search", "dense", DEMO, "-o", "run.trec", "--no-progress", "--shard-num", "2", "--shard-id", "0",
-                cwd=tmp_path, timeout=600)
+def test_a_truncated_finished_shard_is_named_on_resume(tmp_path, main_cli):
+    first = main_cli("search", "dense", DEMO, "-o", "run.trec", "--no-progress", "--shard-num", "2", "--shard-id", "0",
+                cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     shard = next((tmp_path / "indexes" / "faiss" / DEMO).glob("*.shards/shard-00000-of-00002"))
     _truncate(shard / "index", 100)
-    result = cli("search", "dense", DEMO, "-o", "run.trec", "--no-progress", "--shard-num", "2", "--shard-id", "1",
-                 cwd=tmp_path, timeout=600)
+    result = main_cli("search", "dense", DEMO, "-o", "run.trec", "--no-progress", "--shard-num", "2", "--shard-id", "1",
+                 cwd=tmp_path)
     _user_error(result, f"{shard.relative_to(tmp_path)}: this finished shard", "is damaged (index has 100 bytes",
                 "remove the shard folder")
 
@@ -295,52 +306,52 @@ def test_a_truncated_docstore_is_named_with_how_to_rebuild_it(comlq_mirror, isol
 # -- output onto input -----------------------------------------------------------------------------
 
 @pytest.mark.java
-def test_force_never_writes_a_run_into_the_index_being_searched(demo_index, tmp_path, cli):
+def test_force_never_writes_a_run_into_the_index_being_searched(demo_index, tmp_path, main_cli):
     index = tmp_path / "idx"
     shutil.copytree(demo_index, index)
     before = {p.name: p.read_bytes() for p in index.iterdir()}
     segments = next(index.glob("segments_*")).name
-    result = cli("search", "bm25", DEMO, "--index", index, "-o", f"idx/../idx/{segments}", "--force", cwd=tmp_path)
+    result = main_cli("search", "bm25", DEMO, "--index", index, "-o", f"idx/../idx/{segments}", "--force", cwd=tmp_path)
     _user_error(result, f"is inside {index}, which this command reads", "never an input of the same command")
     assert {p.name: p.read_bytes() for p in index.iterdir()} == before
 
 
-def test_force_never_writes_a_run_onto_the_dense_index(demo_dense, tmp_path, cli):
+def test_force_never_writes_a_run_onto_the_dense_index(demo_dense, tmp_path, main_cli):
     index = tmp_path / "dense"
     shutil.copytree(demo_dense, index)
     before = (index / "index").read_bytes()
-    result = cli("search", "dense", DEMO, "--index", index, "-o", index / "index", "--force", "--no-progress",
+    result = main_cli("search", "dense", DEMO, "--index", index, "-o", index / "index", "--force", "--no-progress",
                  cwd=tmp_path)
     _user_error(result, "which this command reads")
     assert (index / "index").read_bytes() == before
 
 
-def test_benchmark_results_inside_the_leaderboards_are_refused(tmp_path, cli):
+def test_benchmark_results_inside_the_leaderboards_are_refused(tmp_path, main_cli):
     shutil.copytree(Path(__file__).resolve().parents[2] / "leaderboards", tmp_path / "leaderboards")
-    result = cli("benchmark", "--model", "default", "-o", "leaderboards", "--benchmarks", "nevir", cwd=tmp_path)
+    result = main_cli("benchmark", "--model", "default", "-o", "leaderboards", "--benchmarks", "nevir", cwd=tmp_path)
     _user_error(result, "--output leaderboards: is inside", "a folder negplugins rebuilds as a whole")
 
 
 # -- inconsistent options --------------------------------------------------------------------------
 
-def test_a_query_dtype_other_than_the_index_s_is_refused(demo_dense, tmp_path, cli):
-    result = cli("search", "dense", DEMO, "--index", demo_dense, "--dtype", "float16", "-o", "run.trec",
+def test_a_query_dtype_other_than_the_index_s_is_refused(demo_dense, tmp_path, main_cli):
+    result = main_cli("search", "dense", DEMO, "--index", demo_dense, "--dtype", "float16", "-o", "run.trec",
                  "--no-progress", cwd=tmp_path)
     _user_error(result, "the index was encoded with --dtype 'float32', not 'float16'")
     assert not (tmp_path / "run.meta.json").exists()  # no sidecar that says both
 
 
 @pytest.mark.parametrize("params", ["efSearch=0", "efSearch=-5", "nprobe=0", "efSearch=2.5", "efSearch"])
-def test_search_params_that_would_cut_the_hits_are_refused(tmp_path, cli, params):
-    result = cli("search", "dense", DEMO, "--index-type", "HNSW32", "--search-params", params, "--hits", "5",
+def test_search_params_that_would_cut_the_hits_are_refused(tmp_path, main_cli, params):
+    result = main_cli("search", "dense", DEMO, "--index-type", "HNSW32", "--search-params", params, "--hits", "5",
                  "-o", "run.trec", "--no-progress", cwd=tmp_path)
     _user_error(result, f"--search-params {params!r}")
     assert not (tmp_path / "indexes").exists()  # before any encoding
 
 
-def test_more_shards_than_documents_are_refused(tmp_path, cli):
-    result = cli("search", "dense", DEMO, "--search-shards", "--shard-num", "10000", "-o", "run.trec",
-                 "--no-progress", cwd=tmp_path, timeout=600)
+def test_more_shards_than_documents_are_refused(tmp_path, main_cli):
+    result = main_cli("search", "dense", DEMO, "--search-shards", "--shard-num", "10000", "-o", "run.trec",
+                 "--no-progress", cwd=tmp_path)
     _user_error(result, "--shard-num 10000: more shards than the 36 documents")
     assert not list(tmp_path.rglob("shard-*"))
 
