@@ -16,6 +16,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -68,6 +69,7 @@ def cli_here(monkeypatch):
         with monkeypatch.context() as patch:
             for name, value in (env or {}).items():
                 patch.setenv(name, value)
+            patch.setattr(sys, "argv", ["negplugins", *map(str, args)])  # the command a sidecar records
             with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), \
                     contextlib.redirect_stderr(err):
                 try:
@@ -656,6 +658,7 @@ import contextlib, io, json, subprocess, sys
 from negplugins.cli import main
 results = []
 for args in json.loads(sys.argv[1]):
+    sys.argv[:] = ["negplugins", *args]  # the command a sidecar records, as the user types it
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
