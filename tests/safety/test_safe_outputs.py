@@ -173,8 +173,8 @@ def _hold_lock(path: Path):
     return fd
 
 
-def test_a_second_leaderboard_build_waits_then_refuses_and_keeps_the_first_builds_work(project, cli, guard):
-    assert cli("leaderboard", "build", "--output", "boards", cwd=project).returncode == 0
+def test_a_second_leaderboard_build_waits_then_refuses_and_keeps_the_first_builds_work(project, cli, cli_here, guard):
+    assert cli_here("leaderboard", "build", "--output", "boards", cwd=project).returncode == 0  # an earlier build
     partial = project / ".boards.concurrent.partial"  # the first build's work in progress
     partial.mkdir()
     (partial / "index.html").write_text("half done")
