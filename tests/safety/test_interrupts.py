@@ -303,6 +303,21 @@ def _stop(child, signum, after: float) -> tuple[int, str, float]:
     return child.returncode, stderr, time.monotonic() - sent
 
 
+def _wait_for(child, ready, what: str, timeout: float = 240.0) -> None:
+    """Poll, while the command runs, until ``ready()``: an observable sign (a file) of the moment to signal."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if child.poll() is not None:
+            _, stderr = child.communicate()
+            pytest.fail(f"the command ended (status {child.returncode}) before {what}: {stderr}")
+        assert time.monotonic() < deadline, f"no sign of {what} within {timeout} s"
+        time.sleep(0.05)
+
+
+def _last_line(stderr: str) -> str:
+    return (stderr.strip().splitlines() or [""])[-1]
+
+
 def _hidden(folder: Path) -> list[str]:
     """The suite's temporary files, locks and partial folders (``.<name>.*``) anywhere under ``folder``.
 
@@ -315,72 +330,132 @@ def _hidden(folder: Path) -> list[str]:
 EXIT = {signal.SIGINT: (130, "negplugins: interrupted"), signal.SIGTERM: (143, "negplugins: terminated")}
 
 
+def _wait_for_line(child, text: str) -> None:
+    """Read the command's standard error until a line holding ``text``."""
+    seen = []
+    while not seen or text not in seen[-1]:
+        line = child.stderr.readline()
+        assert line, f"the command ended before printing {text!r}: {''.join(seen)}"
+        seen.append(line)
+
+
 @pytest.mark.java
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.parametrize("after", [1.0, 4.0, 8.0])
-def test_index_then_search_interrupted_at_several_moments(tmp_path, signum, after):
-    """``search bm25`` builds the demo's index (JVM) and searches: stopped before, during or after the JVM."""
+@pytest.mark.parametrize("moment", ["before the JVM", "in the JVM", "after the index"])
+def test_index_then_search_interrupted_at_several_moments(tmp_path, ir_datasets_home, signum, moment):
+    """``search bm25`` builds the demo's index (JVM) and searches: stopped before, during or after the JVM.
+
+    Each moment is an observable sign, not a fixed time: the first folders in the fresh ``IR_DATASETS_HOME`` (the
+    command line's handlers in place, ir_datasets imported while the parser is built, the JVM seconds away), the
+    line of ``NEGPLUGINS_TEST_PAUSE_INDEXING`` (the JVM started, the partial index made, Anserini next), the
+    finished index in place (the search under way).
+    """
     work = tmp_path / "work"
     work.mkdir()
     (work / "mine.trec").write_text("1 Q0 d 1 1.0 mine\n")
     before = tree_hashes(work)
+    index = work / "indexes" / "lucene" / DEMO
     child = _start(["search", "bm25", DEMO, "-o", "mine.trec", "--force"], work,
-                   env={"NEGPLUGINS_TEST_PAUSE_INDEXING": "3"})
-    code, stderr, took = _stop(child, signum, after)
-    if code == 0:  # finished before the signal (a fast machine): nothing to check about interrupts
-        pytest.skip(f"the command finished within {after} s")
-    assert (code, stderr.strip().splitlines()[-1]) == EXIT[signum], stderr
+                   env={"NEGPLUGINS_TEST_PAUSE_INDEXING": "3"} if moment == "in the JVM" else None)
+    if moment == "before the JVM":
+        _wait_for(child, lambda: any(ir_datasets_home.iterdir()), "ir_datasets' folders in IR_DATASETS_HOME")
+    elif moment == "in the JVM":
+        _wait_for_line(child, "before indexing (NEGPLUGINS_TEST_PAUSE_INDEXING)")
+    else:
+        _wait_for(child, (index / "negplugins-index.json").exists, "the index in place")
+    code, stderr, took = _stop(child, signum, 0.0)
+    assert (code, _last_line(stderr)) == EXIT[signum], (code, took, stderr)
     assert "Traceback" not in stderr and took < 30, (took, stderr)
     assert _hidden(work) == []
-    index = work / "indexes" / "lucene" / DEMO
     assert not index.exists() or (index / "negplugins-index.json").is_file()  # none, or a whole one
     assert {k: v for k, v in tree_hashes(work).items() if not k.startswith(str(index))} == before
 
 
+def _lucene_writing(folder: Path, pattern: str) -> bool:
+    """Whether Anserini's indexer has written segment files into a partial index ``folder/pattern``."""
+    try:
+        return any(p.name.startswith("_") for partial in folder.glob(pattern) for p in partial.iterdir())
+    except FileNotFoundError:  # the partial folder was renamed into place or removed meanwhile
+        return False
+
+
+def _run_being_written(folder: Path, pattern: str) -> bool:
+    """Whether a run's temporary file ``folder/pattern`` holds lines: Anserini answered a first batch of queries."""
+    try:
+        return any(p.stat().st_size > 0 for p in folder.glob(pattern))
+    except FileNotFoundError:
+        return False
+
+
 @pytest.mark.java
 @pytest.mark.realdata
-@pytest.mark.parametrize("signum, after", [(signal.SIGINT, 25.0), (signal.SIGTERM, 25.0), (signal.SIGINT, 12.0)])
-def test_bm25_search_over_comlq_interrupted_while_anserini_works(tmp_path, comlq_mirror, signum, after):
-    """The command of issue 21's report, stopped while Anserini's Java threads index ComLQ (a fresh folder).
+@pytest.mark.parametrize("signum, phase", [(signal.SIGTERM, "indexing"), (signal.SIGINT, "searching")])
+def test_bm25_search_over_comlq_interrupted_while_anserini_works(tmp_path, comlq_mirror, shared_comlq_index, signum,
+                                                                 phase):
+    """The command of issue 21's report, stopped while Anserini's Java threads index or search ComLQ.
 
     Before ``-Xrs`` the JVM's own SIGINT handler ran ``System.exit`` on a Java thread: 25 s in, with the
     index reused and Anserini searching, the process hung (only SIGKILL ended it); at 15 s it exited but
-    left ``.bm25.trec.XXXX.tmp``. That search phase was measured by hand (the index takes minutes to build):
-    SIGINT 25 s in now exits 130 within 6.4 s, nothing left.
+    left ``.bm25.trec.XXXX.tmp``. The signal comes at an observable sign of Anserini at work, not after a
+    fixed time: Lucene's segment files in the partial index (indexing, from a fresh folder), or the first
+    lines in the run's temporary file (searching the next batch, over a copy of the session's ComLQ index,
+    which must come out unchanged). The ``IR_DATASETS_HOME`` is fresh: the command builds its caches too.
+    Each signal while Java threads work: SIGINT (the report's) while Anserini searches, SIGTERM while it indexes;
+    both signals at every moment of a command are covered on the demo above, whose Java work takes milliseconds.
     """
     work = tmp_path / "work"
     work.mkdir()
+    lucene = work / "indexes" / "lucene"
+    if phase == "searching":  # the index the command finds and reuses, as in the report
+        shutil.copytree(shared_comlq_index, lucene / "comlq", copy_function=shutil.copy2)
+    index_before = tree_hashes(lucene)
     child = _start(["search", "bm25", "comlq", "-o", "bm25.trec", "--threads", "2"], work)
-    code, stderr, took = _stop(child, signum, after)
-    if code == 0:
-        pytest.skip(f"the command finished within {after} s")
+    if phase == "indexing":
+        _wait_for(child, lambda: _lucene_writing(lucene, ".comlq.*.partial") or (lucene / "comlq").exists(),
+                  "Lucene segment files in the partial index")
+        if (lucene / "comlq").exists():
+            pytest.skip("the index was built between two looks at its partial folder")
+    else:
+        _wait_for(child, lambda: _run_being_written(work, ".bm25.trec.*.tmp"), "lines in the run's temporary file")
+    code, stderr, took = _stop(child, signum, 0.0)
     assert (code, stderr.strip().splitlines()[-1]) == EXIT[signum], stderr
-    assert took < 30, took
+    assert "Traceback" not in stderr and took < 30, (took, stderr)
     assert _hidden(work) == [] and not (work / "bm25.trec").exists()
+    assert tree_hashes(lucene) == index_before  # no index (building) or the reused one unchanged (searching)
+
+
+#: Files the leaderboard build writes into a fresh ``IR_DATASETS_HOME``, in this order: ComLQ's release verified (its
+#: caches are being built), then ComLQ's document id set (its runs are being evaluated; the demo's and NevIR's follow).
+_LEADERBOARD_MOMENTS = {"building the caches": "comlq/.dataset.zip.verified",
+                        "evaluating the runs": "negplugins/docids/comlq.npz"}
 
 
 @pytest.mark.realdata
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_leaderboard_build_interrupted_keeps_the_committed_leaderboards(tmp_path, comlq_mirror, signum):
-    """A copy of the checkout's runs and leaderboards; the build (36 s here) is stopped at several moments.
+def test_leaderboard_build_interrupted_keeps_the_committed_leaderboards(tmp_path, comlq_mirror, ir_datasets_home,
+                                                                        signum):
+    """A copy of the checkout's runs and leaderboards; the build is stopped at two moments of its work.
 
-    The moments start once the command runs (a signal while the interpreter is still importing ``negplugins``,
-    before the command line's handlers exist, ends it with Python's default behaviour, nothing written yet).
-    The moment of the swap itself is covered call by call above.
+    The moments are observable signs in the test's fresh ``IR_DATASETS_HOME`` (:data:`_LEADERBOARD_MOMENTS`), each
+    build in a home of its own, not fixed times: a signal while the interpreter is still importing ``negplugins``,
+    before the command line's handlers exist, ends it with Python's default behaviour, nothing written yet. The
+    moment of the swap itself is covered call by call above.
     """
     project = tmp_path / "project"
     shutil.copytree(PROJECT_ROOT / "runs", project / "runs")
     shutil.copytree(PROJECT_ROOT / "leaderboards", project / "leaderboards")
     before = tree_hashes(project / "leaderboards")
-    for after in (3.0, 12.0):
-        child = _start(["leaderboard", "build"], project)
-        code, stderr, took = _stop(child, signum, after)
+    for moment, sign in _LEADERBOARD_MOMENTS.items():
+        home = ir_datasets_home / moment.replace(" ", "-")
+        child = _start(["leaderboard", "build"], project, env={"IR_DATASETS_HOME": str(home)})
+        _wait_for(child, (home / sign).exists, f"{home / sign} ({moment})")
+        code, stderr, took = _stop(child, signum, 0.0)
         assert "Traceback" not in stderr and took < 30, stderr
         assert _hidden(project) == []
         if code == 0:
             continue  # finished first: rebuilt with the same bytes
         assert (code, stderr.strip().splitlines()[-1]) == EXIT[signum], stderr
-        assert tree_hashes(project / "leaderboards") == before, f"stopped after {after} s"
+        assert tree_hashes(project / "leaderboards") == before, f"stopped while {moment}"
 
 
 def _descendant_named(pid: int, name: str) -> int | None:
@@ -471,11 +546,8 @@ def test_two_signals_at_once_still_exit_130_cleanly(tmp_path, gap):
     """An impatient second Ctrl-C, even one landing while the first is answered, gives the same clean end
     (it ended the process by SIGINT, status -2, once the first had printed its line)."""
     child = _start(["index", DEMO, "--index", "idx"], tmp_path, env={"NEGPLUGINS_TEST_PAUSE_INDEXING": "30"})
-    deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".idx.*.partial")):
-        assert child.poll() is None and time.monotonic() < deadline
-        time.sleep(0.1)
-    time.sleep(1.0)
+    _wait_for_line(child, "before indexing (NEGPLUGINS_TEST_PAUSE_INDEXING)")  # in the pause, the partial index made
+    assert list(tmp_path.glob(".idx.*.partial"))
     child.send_signal(signal.SIGINT)
     time.sleep(gap)
     child.send_signal(signal.SIGINT)
