@@ -118,7 +118,7 @@ def main_cli(capfd, monkeypatch):
     that what the JVM prints counts too. As :func:`run_cli`, a command that has not ended after ``timeout`` seconds
     fails the test (``SIGALRM`` raises :class:`CommandTimeout` in the Python code it waits in, a blocking ``open``
     included). The process-wide settings the command changes (the logging switch, its environment variable) are put
-    back.
+    back; ``sys.argv`` is the command's own (``negplugins ARGS``), as the sidecars it writes record it.
     """
     import logging
     import signal
@@ -135,6 +135,7 @@ def main_cli(capfd, monkeypatch):
             scoped.chdir(cwd or os.getcwd())
             for name, value in (env or {}).items():
                 scoped.setenv(name, value)
+            scoped.setattr(sys, "argv", ["negplugins", *map(str, args)])  # the command line a sidecar records
             try:
                 status = main([str(arg) for arg in args])
             except SystemExit as exit:  # argparse's usage errors and --help end the program so

@@ -7,16 +7,13 @@ copies under ``tmp_path``; the only cases touching the checkout read it without 
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import io
 import json
 import os
 import shutil
 import signal
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -52,32 +49,6 @@ def project(tmp_path):
     (root / "docs").mkdir()
     (root / "docs" / "thesis.txt").write_text("my own notes\n")
     return root
-
-
-@pytest.fixture
-def cli_here(monkeypatch):
-    """``negplugins ARGS`` run in this process (:func:`negplugins.cli.main`, what the program calls): its exit
-    status and what it printed, as ``cli`` gives them (an exception, a traceback there, fails the test).
-
-    For the cases whose subject is the message and the files; the process is kept (``cli``) where it is the
-    subject: a FIFO that could block, a lock held by another process, signals.
-    """
-    def run(*args, cwd=None, env=None) -> SimpleNamespace:
-        from negplugins.cli import main
-
-        out, err = io.StringIO(), io.StringIO()
-        with monkeypatch.context() as patch:
-            for name, value in (env or {}).items():
-                patch.setenv(name, value)
-            patch.setattr(sys, "argv", ["negplugins", *map(str, args)])  # the command a sidecar records
-            with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), \
-                    contextlib.redirect_stderr(err):
-                try:
-                    status = main([str(arg) for arg in args])
-                except SystemExit as exit:  # argparse's errors end the process so
-                    status = exit.code
-        return SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())
-    return run
 
 
 def _git(root: Path, *args):
@@ -120,47 +91,47 @@ def _run(project):
     ("docs", "holds files negplugins did not write (thesis.txt)"),
     ("runs/negplugins-demo/bm25.trec", "exists and is not a folder"),
 ])
-def test_leaderboard_build_refuses_folders_it_did_not_create(project, cli_here, guard, output, fragment):
+def test_leaderboard_build_refuses_folders_it_did_not_create(project, main_cli, guard, output, fragment):
     guard.arm(project)
-    result = cli_here("leaderboard", "build", "--output", output, cwd=project)
+    result = main_cli("leaderboard", "build", "--output", output, cwd=project)
     assert_clean_error(result, output, fragment)
     guard.unchanged(allow_new=False)
 
 
-def test_leaderboard_build_refuses_a_repository_root(project, repo, cli_here, guard, tmp_path):
+def test_leaderboard_build_refuses_a_repository_root(project, repo, main_cli, guard, tmp_path):
     guard.arm(repo)
-    result = cli_here("leaderboard", "build", "--runs", repo / "runs", "--output", repo, cwd=tmp_path)
+    result = main_cli("leaderboard", "build", "--runs", repo / "runs", "--output", repo, cwd=tmp_path)
     assert_clean_error(result, "is a repository root (holds .git)")
     guard.unchanged(allow_new=False)
 
 
-def test_leaderboard_build_refuses_a_symlinked_output_folder(project, cli_here, guard):
+def test_leaderboard_build_refuses_a_symlinked_output_folder(project, main_cli, guard):
     (project / "boards").symlink_to(project / "docs", target_is_directory=True)
     guard.arm(project / "docs", project / "runs")
-    result = cli_here("leaderboard", "build", "--output", "boards", cwd=project)
+    result = main_cli("leaderboard", "build", "--output", "boards", cwd=project)
     assert_clean_error(result, "boards: is a symbolic link")
     guard.unchanged(allow_new=False)
 
 
-def test_leaderboard_rebuilds_its_own_folder_but_not_once_a_user_file_is_added(project, cli_here, guard):
-    first = cli_here("leaderboard", "build", "--output", "boards", cwd=project)
+def test_leaderboard_rebuilds_its_own_folder_but_not_once_a_user_file_is_added(project, main_cli, guard):
+    first = main_cli("leaderboard", "build", "--output", "boards", cwd=project)
     assert first.returncode == 0, first.stderr
     marker = json.loads((project / "boards" / MARKER).read_text())
     assert "index.html" in marker["files"] and MARKER not in marker["files"]
-    again = cli_here("leaderboard", "build", "--output", "boards", cwd=project)  # its own output: rebuilt in place
+    again = main_cli("leaderboard", "build", "--output", "boards", cwd=project)  # its own output: rebuilt in place
     assert again.returncode == 0, again.stderr
-    assert cli_here("leaderboard", "check", "--output", "boards", cwd=project).returncode == 0
+    assert main_cli("leaderboard", "check", "--output", "boards", cwd=project).returncode == 0
     (project / "boards" / "my-notes.txt").write_text("mine\n")
     guard.arm(project)
-    result = cli_here("leaderboard", "build", "--output", "boards", cwd=project)
+    result = main_cli("leaderboard", "build", "--output", "boards", cwd=project)
     assert_clean_error(result, "boards: holds files negplugins did not write")
     guard.unchanged(allow_new=False)
 
 
-def test_committed_leaderboards_carry_the_marker_and_check_passes(comlq_mirror, cli_here):
+def test_committed_leaderboards_carry_the_marker_and_check_passes(comlq_mirror, main_cli):
     """Reads the checkout only: the marker is committed and ``check`` treats it like every other file."""
     assert (PROJECT_ROOT / "leaderboards" / MARKER).is_file()
-    result = cli_here("leaderboard", "check", cwd=PROJECT_ROOT, env={"IR_DATASETS_EXT_MIRROR": str(comlq_mirror)})
+    result = main_cli("leaderboard", "check", cwd=PROJECT_ROOT, env={"IR_DATASETS_EXT_MIRROR": str(comlq_mirror)})
     assert result.returncode == 0, result.stderr
 
 
@@ -173,8 +144,8 @@ def _hold_lock(path: Path):
     return fd
 
 
-def test_a_second_leaderboard_build_waits_then_refuses_and_keeps_the_first_builds_work(project, cli, cli_here, guard):
-    assert cli_here("leaderboard", "build", "--output", "boards", cwd=project).returncode == 0  # an earlier build
+def test_a_second_leaderboard_build_waits_then_refuses_and_keeps_the_first_builds_work(project, cli, main_cli, guard):
+    assert main_cli("leaderboard", "build", "--output", "boards", cwd=project).returncode == 0  # an earlier build
     partial = project / ".boards.concurrent.partial"  # the first build's work in progress
     partial.mkdir()
     (partial / "index.html").write_text("half done")
@@ -230,7 +201,7 @@ def test_stale_partials_are_removed_only_by_the_lock_holder(tmp_path):
 # -- file outputs onto inputs, folders, devices, FIFOs ---------------------------------------------
 
 @pytest.mark.parametrize("make_output", ["same", "symlink", "hardlink"])
-def test_evaluate_output_onto_its_own_run_is_refused(project, cli_here, guard, make_output):
+def test_evaluate_output_onto_its_own_run_is_refused(project, main_cli, guard, make_output):
     run = _run(project)
     output = {"same": run, "symlink": project / "report.txt", "hardlink": project / "report.txt"}[make_output]
     if make_output == "symlink":
@@ -238,15 +209,15 @@ def test_evaluate_output_onto_its_own_run_is_refused(project, cli_here, guard, m
     elif make_output == "hardlink":
         os.link(run, output)
     guard.arm(project / "runs")
-    result = cli_here("evaluate", DEMO, run, "-o", output, cwd=project)
+    result = main_cli("evaluate", DEMO, run, "-o", output, cwd=project)
     assert_clean_error(result, "is the same file as the input", str(run))
     guard.unchanged(allow_new=False)
 
 
-def test_evaluate_output_onto_the_baseline_is_refused(project, cli_here, guard):
+def test_evaluate_output_onto_the_baseline_is_refused(project, main_cli, guard):
     runs = sorted(str(p) for p in (project / "runs" / DEMO).glob("*.trec"))
     guard.arm(project / "runs")
-    result = cli_here("evaluate", DEMO, *runs, "--baseline", runs[0], "-o", runs[0], "--permutations", "10", cwd=project)
+    result = main_cli("evaluate", DEMO, *runs, "--baseline", runs[0], "-o", runs[0], "--permutations", "10", cwd=project)
     assert_clean_error(result, "is the same file as the input")
     guard.unchanged(allow_new=False)
 
@@ -261,17 +232,17 @@ def test_evaluate_output_onto_a_fifo_is_refused_without_blocking(project, cli, g
     guard.unchanged(allow_new=False)
 
 
-def test_evaluate_output_onto_a_folder_is_refused(project, cli_here, guard):
+def test_evaluate_output_onto_a_folder_is_refused(project, main_cli, guard):
     guard.arm(project)
-    result = cli_here("evaluate", DEMO, _run(project), "-o", "docs", cwd=project)
+    result = main_cli("evaluate", DEMO, _run(project), "-o", "docs", cwd=project)
     assert_clean_error(result, "docs: is a folder")
     guard.unchanged(allow_new=False)
 
 
-def test_evaluate_writes_through_dev_null_without_replacing_it(project, cli_here, guard):
+def test_evaluate_writes_through_dev_null_without_replacing_it(project, main_cli, guard):
     before = os.stat("/dev/null")
     guard.arm(project)
-    result = cli_here("evaluate", DEMO, _run(project), "-o", "/dev/null", cwd=project)
+    result = main_cli("evaluate", DEMO, _run(project), "-o", "/dev/null", cwd=project)
     assert result.returncode == 0, result.stderr
     after = os.stat("/dev/null")
     assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino and after.st_rdev == before.st_rdev
@@ -279,77 +250,77 @@ def test_evaluate_writes_through_dev_null_without_replacing_it(project, cli_here
     guard.unchanged(allow_new=False)
 
 
-def test_evaluate_report_onto_a_committed_file_needs_force(repo, cli_here, guard):
+def test_evaluate_report_onto_a_committed_file_needs_force(repo, main_cli, guard):
     committed = repo / "runs" / DEMO / "bm25-negfilter.trec"
     guard.arm(repo / "runs")
-    result = cli_here("evaluate", DEMO, _run(repo), "-o", committed, cwd=repo)
+    result = main_cli("evaluate", DEMO, _run(repo), "-o", committed, cwd=repo)
     assert_clean_error(result, "bm25-negfilter.trec: is tracked by git", "--force")
     guard.unchanged(allow_new=False)
 
 
-def test_topics_refuses_a_fifo_and_a_folder(project, cli, cli_here, guard):
+def test_topics_refuses_a_fifo_and_a_folder(project, cli, main_cli, guard):
     os.mkfifo(project / "pipe")
     guard.arm(project)
     assert_clean_error(cli("topics", DEMO, "-o", "pipe", cwd=project, timeout=60), "pipe: is a FIFO")
-    assert_clean_error(cli_here("topics", DEMO, "-o", "docs", cwd=project), "docs: is a folder")
+    assert_clean_error(main_cli("topics", DEMO, "-o", "docs", cwd=project), "docs: is a folder")
     guard.unchanged(allow_new=False)
 
 
-def test_topics_does_not_replace_a_committed_topic_file(repo, cli_here, guard):
+def test_topics_does_not_replace_a_committed_topic_file(repo, main_cli, guard):
     (repo / "topics").mkdir()
     (repo / "topics" / f"{DEMO}.tsv").write_text("q1\tmy hand-edited topics\n")
     _git(repo, "add", "topics")
     _git(repo, "commit", "-q", "-m", "topics")
     guard.arm(repo / "topics")
-    result = cli_here("topics", DEMO, cwd=repo)
+    result = main_cli("topics", DEMO, cwd=repo)
     assert_clean_error(result, f"topics/{DEMO}.tsv: is tracked by git", "--force")
     guard.unchanged(allow_new=False)
 
 
 # -- other file outputs: replaced only with --force, unless they already hold the same bytes -------
 
-def test_evaluate_report_onto_an_untracked_user_file_needs_force(project, cli_here, guard):
+def test_evaluate_report_onto_an_untracked_user_file_needs_force(project, main_cli, guard):
     mine = project / "docs" / "thesis.txt"  # not tracked (no repository at all): only --force replaces it
     guard.arm(project)
-    result = cli_here("evaluate", DEMO, _run(project), "-o", mine, cwd=project)
+    result = main_cli("evaluate", DEMO, _run(project), "-o", mine, cwd=project)
     assert_clean_error(result, "docs/thesis.txt: exists and differs from what this command writes", "--force")
     guard.unchanged(allow_new=False)
-    printed = cli_here("evaluate", DEMO, _run(project), cwd=project)
-    forced = cli_here("evaluate", DEMO, _run(project), "-o", mine, "--force", cwd=project)
+    printed = main_cli("evaluate", DEMO, _run(project), cwd=project)
+    forced = main_cli("evaluate", DEMO, _run(project), "-o", mine, "--force", cwd=project)
     assert printed.returncode == 0 and forced.returncode == 0, forced.stderr
     assert mine.read_text() == printed.stdout  # the report replaced the file, exactly as it is printed
 
 
-def test_evaluate_report_rerun_is_a_no_op_and_another_report_needs_force(project, cli_here, guard):
+def test_evaluate_report_rerun_is_a_no_op_and_another_report_needs_force(project, main_cli, guard):
     report = project / "work" / "report.json"
     args = ("evaluate", DEMO, _run(project), project / "runs" / DEMO / "bm25-negfilter.trec", "--json",
             "--permutations", "100", "-o", report)
-    first = cli_here(*args, cwd=project)
+    first = main_cli(*args, cwd=project)
     assert first.returncode == 0 and first.stdout == f"wrote {report}\n", first.stderr
     before = os.stat(report)
     guard.arm(project)
-    again = cli_here(*args, cwd=project)  # the same report: nothing written (same inode, same mtime)
+    again = main_cli(*args, cwd=project)  # the same report: nothing written (same inode, same mtime)
     assert again.returncode == 0 and again.stdout == f"{report} already holds this report; left unchanged\n"
     assert os.stat(report).st_ino == before.st_ino and os.stat(report).st_mtime_ns == before.st_mtime_ns
     guard.unchanged(allow_new=False)
-    other = cli_here("evaluate", DEMO, _run(project), "-m", "P@5", "-o", report, cwd=project)
+    other = main_cli("evaluate", DEMO, _run(project), "-m", "P@5", "-o", report, cwd=project)
     assert_clean_error(other, "report.json: exists and differs from what this command writes", "--force")
     guard.unchanged(allow_new=False)
 
 
-def test_topics_over_an_untracked_user_file_needs_force_and_a_rerun_is_a_no_op(project, cli_here, guard):
+def test_topics_over_an_untracked_user_file_needs_force_and_a_rerun_is_a_no_op(project, main_cli, guard):
     mine = project / "topics" / f"{DEMO}.tsv"
     mine.parent.mkdir()
     mine.write_text("q1\tmy hand-edited topics\n")
     guard.arm(project)
-    result = cli_here("topics", DEMO, cwd=project)
+    result = main_cli("topics", DEMO, cwd=project)
     assert_clean_error(result, f"topics/{DEMO}.tsv: exists and differs from what this command writes", "--force")
     guard.unchanged(allow_new=False)
-    forced = cli_here("topics", DEMO, "--force", cwd=project)
+    forced = main_cli("topics", DEMO, "--force", cwd=project)
     assert forced.returncode == 0 and forced.stdout == f"wrote 21 topics to topics/{DEMO}.tsv\n", forced.stderr
     assert len(mine.read_text().splitlines()) == 21  # the demo's 21 queries (as evaluate's table counts them)
     guard.arm(project)
-    again = cli_here("topics", DEMO, cwd=project)
+    again = main_cli("topics", DEMO, cwd=project)
     assert again.returncode == 0 and "already holds these 21 topics; left unchanged" in again.stdout
     guard.unchanged(allow_new=False)
 
@@ -367,29 +338,29 @@ def test_output_help_states_the_file_rule(capsys, command):
 
 # -- run outputs: inputs, sidecars, committed and hand-made runs ----------------------------------
 
-def test_import_beir_onto_its_results_file_is_refused(results_json, cli_here, guard, tmp_path):
+def test_import_beir_onto_its_results_file_is_refused(results_json, main_cli, guard, tmp_path):
     guard.arm(results_json)
-    result = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", results_json, cwd=tmp_path)
+    result = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", results_json, cwd=tmp_path)
     assert_clean_error(result, "results.json: is the same file as the input")
     guard.unchanged(allow_new=False)
 
 
-def test_import_beir_whose_sidecar_would_replace_the_results_file_is_refused(results_json, cli_here, guard, tmp_path):
+def test_import_beir_whose_sidecar_would_replace_the_results_file_is_refused(results_json, main_cli, guard, tmp_path):
     results = results_json.rename(tmp_path / "system.meta.json")
     guard.arm(results)
-    result = cli_here("import", "beir", results, "--dataset", DEMO, "-o", tmp_path / "system.trec", cwd=tmp_path)
+    result = main_cli("import", "beir", results, "--dataset", DEMO, "-o", tmp_path / "system.trec", cwd=tmp_path)
     assert_clean_error(result, "system.meta.json: is the same file as the input")
     guard.unchanged(allow_new=False)
     assert not (tmp_path / "system.trec").exists()
 
 
 @pytest.mark.parametrize("second", ["a.trec.gz", "a.run", "a.txt"])
-def test_sidecar_collision_between_runs_named_alike_is_refused(results_json, cli_here, guard, tmp_path, second):
-    first = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", tmp_path / "a.trec", cwd=tmp_path)
+def test_sidecar_collision_between_runs_named_alike_is_refused(results_json, main_cli, guard, tmp_path, second):
+    first = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", tmp_path / "a.trec", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     guard.arm(tmp_path / "a.trec", tmp_path / "a.meta.json")
     for force in ([], ["--force"]):  # --force replaces a run, never another run's sidecar
-        result = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", tmp_path / second, *force, cwd=tmp_path)
+        result = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", tmp_path / second, *force, cwd=tmp_path)
         assert_clean_error(result, "a.meta.json describes another run", "a.trec")
     guard.unchanged()
     assert not (tmp_path / second).exists()
@@ -405,71 +376,71 @@ def test_write_metadata_never_replaces_the_sidecar_of_another_run(tmp_path):
     assert (tmp_path / "a.meta.json").read_bytes() == before
 
 
-def test_import_beir_over_a_hand_made_run_needs_force(results_json, cli_here, guard, tmp_path):
+def test_import_beir_over_a_hand_made_run_needs_force(results_json, main_cli, guard, tmp_path):
     mine = tmp_path / "mine.trec"
     mine.write_text("q01 Q0 d01 1 1.0 hand\n")
     guard.arm(mine)
-    result = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", mine, cwd=tmp_path)
+    result = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", mine, cwd=tmp_path)
     assert_clean_error(result, "mine.trec: exists and was not written by negplugins", "--force")
     guard.unchanged(allow_new=False)
-    forced = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", mine, "--force", cwd=tmp_path)
+    forced = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", mine, "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
 
 
-def test_a_rerun_over_the_suites_own_untracked_run_is_allowed(results_json, cli_here, tmp_path):
+def test_a_rerun_over_the_suites_own_untracked_run_is_allowed(results_json, main_cli, tmp_path):
     for _ in range(2):
-        result = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", tmp_path / "work" / "a.trec",
+        result = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", tmp_path / "work" / "a.trec",
                      cwd=tmp_path)
         assert result.returncode == 0, result.stderr
 
 
-def test_import_beir_onto_a_committed_run_needs_force(repo, results_json, cli_here, guard):
+def test_import_beir_onto_a_committed_run_needs_force(repo, results_json, main_cli, guard):
     guard.arm(repo / "runs")
-    result = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", _run(repo), cwd=repo)
+    result = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", _run(repo), cwd=repo)
     assert_clean_error(result, "bm25.trec: is a committed run file (tracked by git)", "--force")
     guard.unchanged(allow_new=False)
 
 
-def test_a_run_onto_dev_null_is_refused(results_json, cli_here, tmp_path):
-    result = cli_here("import", "beir", results_json, "--dataset", DEMO, "-o", "/dev/null", cwd=tmp_path)
+def test_a_run_onto_dev_null_is_refused(results_json, main_cli, tmp_path):
+    result = main_cli("import", "beir", results_json, "--dataset", DEMO, "-o", "/dev/null", cwd=tmp_path)
     assert_clean_error(result, "/dev/null: is not a regular file")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and not Path("/dev/null.meta.json").exists()
 
 
-def test_search_rerank_onto_its_first_stage_is_refused_before_loading_a_model(project, cli_here, guard):
+def test_search_rerank_onto_its_first_stage_is_refused_before_loading_a_model(project, main_cli, guard):
     guard.arm(project / "runs")
-    result = cli_here("search", "rerank", DEMO, "--run", _run(project), "--model", "no-such-model", "-o", _run(project),
+    result = main_cli("search", "rerank", DEMO, "--run", _run(project), "--model", "no-such-model", "-o", _run(project),
                  cwd=project)
     assert_clean_error(result, "is the same file as the input")
     guard.unchanged(allow_new=False)
 
 
-def test_search_beir_rerank_onto_its_first_stage_is_refused(project, cli_here, guard):
+def test_search_beir_rerank_onto_its_first_stage_is_refused(project, main_cli, guard):
     pytest.importorskip("beir")
     guard.arm(project / "runs")
-    result = cli_here("search", "beir-rerank", DEMO, "--run", _run(project), "--model", "no-such-model",
+    result = main_cli("search", "beir-rerank", DEMO, "--run", _run(project), "--model", "no-such-model",
                  "-o", _run(project), cwd=project)
     assert_clean_error(result, "is the same file as the input")
     guard.unchanged(allow_new=False)
 
 
-def test_search_dense_onto_a_committed_run_is_refused_before_encoding(repo, cli_here, guard):
+def test_search_dense_onto_a_committed_run_is_refused_before_encoding(repo, main_cli, guard):
     guard.arm(repo / "runs")
-    result = cli_here("search", "dense", DEMO, "-o", repo / "runs" / DEMO / "bm25-k1.2-b0.75.trec", cwd=repo)
+    result = main_cli("search", "dense", DEMO, "-o", repo / "runs" / DEMO / "bm25-k1.2-b0.75.trec", cwd=repo)
     assert_clean_error(result, "is a committed run file (tracked by git)")
     guard.unchanged(allow_new=False)
 
 
-def test_search_bm25_onto_a_folder_is_refused_before_indexing(project, cli_here, guard):
+def test_search_bm25_onto_a_folder_is_refused_before_indexing(project, main_cli, guard):
     guard.arm(project)
-    result = cli_here("search", "bm25", DEMO, "-o", "docs", cwd=project)
+    result = main_cli("search", "bm25", DEMO, "-o", "docs", cwd=project)
     assert_clean_error(result, "docs: is a folder")
     guard.unchanged(allow_new=False)
 
 
-def test_leaderboard_sidecar_does_not_replace_a_committed_sidecar(repo, cli_here, guard):
+def test_leaderboard_sidecar_does_not_replace_a_committed_sidecar(repo, main_cli, guard):
     guard.arm(repo / "runs")
-    result = cli_here("leaderboard", "sidecar", _run(repo), "--dataset", DEMO, "--system", "x", "--tag", "Anserini",
+    result = main_cli("leaderboard", "sidecar", _run(repo), "--dataset", DEMO, "--system", "x", "--tag", "Anserini",
                  cwd=repo)
     assert_clean_error(result, "bm25.meta.json: is tracked by git", "--force")
     guard.unchanged(allow_new=False)
@@ -477,9 +448,9 @@ def test_leaderboard_sidecar_does_not_replace_a_committed_sidecar(repo, cli_here
 
 # -- folder outputs of index, export and demo ------------------------------------------------------
 
-def test_index_into_the_current_directory_is_refused(project, cli_here, guard):
+def test_index_into_the_current_directory_is_refused(project, main_cli, guard):
     guard.arm(project)
-    result = cli_here("index", DEMO, "--index", ".", cwd=project)
+    result = main_cli("index", DEMO, "--index", ".", cwd=project)
     assert_clean_error(result, "not an index built by negplugins")
     guard.unchanged(allow_new=False)
 
@@ -487,41 +458,41 @@ def test_index_into_the_current_directory_is_refused(project, cli_here, guard):
 @pytest.mark.parametrize("target, fragment", [(".", "holds more than a BEIR export (docs, runs)"),
                                               ("runs", "holds more than a BEIR export (negplugins-demo)"),
                                               ("docs", "holds more than a BEIR export (thesis.txt)")])
-def test_export_beir_with_overwrite_refuses_folders_it_did_not_create(project, cli_here, guard, target, fragment):
+def test_export_beir_with_overwrite_refuses_folders_it_did_not_create(project, main_cli, guard, target, fragment):
     guard.arm(project)
-    result = cli_here("export", "beir", DEMO, target, "--overwrite", cwd=project)
+    result = main_cli("export", "beir", DEMO, target, "--overwrite", cwd=project)
     assert_clean_error(result, fragment)
     guard.unchanged(allow_new=False)
 
 
-def test_export_beir_replaces_its_own_export(project, cli_here):
+def test_export_beir_replaces_its_own_export(project, main_cli):
     for _ in range(2):
-        result = cli_here("export", "beir", DEMO, "out", "--overwrite", cwd=project)
+        result = main_cli("export", "beir", DEMO, "out", "--overwrite", cwd=project)
         assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in (project / "out").iterdir()) == ["corpus.jsonl", MARKER, "qrels", "queries.jsonl"]
 
 
-def test_demo_refuses_a_workdir_subfolder_it_did_not_create(project, cli_here, guard):
+def test_demo_refuses_a_workdir_subfolder_it_did_not_create(project, main_cli, guard):
     (project / DEMO / "keep.txt").parent.mkdir()
     (project / DEMO / "keep.txt").write_text("mine\n")
     guard.arm(project)
-    result = cli_here("demo", "--workdir", ".", cwd=project)
+    result = main_cli("demo", "--workdir", ".", cwd=project)
     assert_clean_error(result, f"{DEMO}: holds files negplugins did not write (keep.txt)")
     guard.unchanged(allow_new=False)
 
 
-def test_demo_refuses_a_workdir_that_is_a_file(project, cli_here, guard):
+def test_demo_refuses_a_workdir_that_is_a_file(project, main_cli, guard):
     guard.arm(project)
-    result = cli_here("demo", "--workdir", "docs/thesis.txt", cwd=project)
+    result = main_cli("demo", "--workdir", "docs/thesis.txt", cwd=project)
     assert_clean_error(result, "docs/thesis.txt: --workdir is not a folder")
     guard.unchanged(allow_new=False)
 
 
 @pytest.mark.parametrize("command", [("index", DEMO, "--index"), ("leaderboard", "build", "--output"),
                                      ("export", "beir", DEMO)])
-def test_a_folder_output_under_a_file_is_refused(project, cli_here, guard, command):
+def test_a_folder_output_under_a_file_is_refused(project, main_cli, guard, command):
     guard.arm(project)
-    result = cli_here(*command, "docs/thesis.txt/out", cwd=project)
+    result = main_cli(*command, "docs/thesis.txt/out", cwd=project)
     assert_clean_error(result, "docs/thesis.txt/out: cannot be created, docs/thesis.txt is not a folder")
     guard.unchanged(allow_new=False)
 
