@@ -106,6 +106,10 @@ def _quiet_logs() -> None:
     jvm.quiet_java_logs()  # no "INFO: Using MemorySegmentIndexInput" from Lucene when the JVM starts
 
 
+#: Whether this process is the ``negplugins`` program (:func:`run`), which ends once a signal's cleanups ran.
+_AS_PROGRAM = False
+
+
 class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that every pending cleanup (``finally``, ``with``) runs."""
 
@@ -122,7 +126,12 @@ def _interrupt(signum, frame):
 
 def _stopping() -> None:
     """The command is stopping: a further SIGINT or SIGTERM may not cut its cleanups short (a second Ctrl-C
-    landing in a ``finally`` block left a ``.partial`` folder); the process ends as soon as they are done."""
+    landing in a ``finally`` block left a ``.partial`` folder); the process ends as soon as they are done (in
+    :func:`run`, which says so to the cleanups: :func:`negplugins.io.interrupts.signal_ends_process`)."""
+    if _AS_PROGRAM:
+        from .io.interrupts import signal_ends_process
+
+        signal_ends_process()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _already_stopping)
 
@@ -162,6 +171,8 @@ def run() -> None:
     otherwise surface while the interpreter unwinds (a ``KeyboardInterrupt`` there ends the process by
     SIGINT, status -2, after the one line was printed).
     """
+    global _AS_PROGRAM
+    _AS_PROGRAM = True
     try:
         status = main()
     except KeyboardInterrupt:  # a second signal while the first one was being answered
@@ -170,7 +181,9 @@ def run() -> None:
         status = 143
     for signum in (signal.SIGINT, signal.SIGTERM):
         _ended(signal.signal, signum, signal.SIG_IGN)
-    if status in (130, 143) and "ray" in sys.modules:
+    from .io.interrupts import process_ends_on_signal
+
+    if "ray" in sys.modules and (status in (130, 143) or process_ends_on_signal()):
         _exit_now(status)
     sys.exit(status)
 
@@ -180,7 +193,8 @@ def _exit_now(status: int) -> None:
 
     Ray's core worker, stopped by a signal inside a blocking call, can abort in its own C++ teardown as the
     interpreter exits: the process then ended by SIGABRT (status -6, 1 run in 3 here) after the command had
-    printed its line and removed its partial files. Ray was shut down already (the engine's ``finally``).
+    printed its line and removed its partial files. A local Ray is left running by the engine when a signal ends
+    the program (:func:`negplugins.runners.ray_cluster.session`): its processes end with this one.
     """
     import os
 

@@ -16,10 +16,25 @@ import os
 import signal
 import threading
 
-__all__ = ["DEFERRED_SIGNALS", "deferred_signals", "keep_signal_handlers"]
+__all__ = ["DEFERRED_SIGNALS", "deferred_signals", "keep_signal_handlers", "process_ends_on_signal",
+           "signal_ends_process"]
 
 #: The signals :func:`deferred_signals` holds back.
 DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_ENDING = threading.Event()
+
+
+def signal_ends_process() -> None:
+    """Say that a signal is ending this process: the ``negplugins`` program calls it when SIGINT or SIGTERM
+    stops its command, and ends the process as soon as the command's cleanups have run."""
+    _ENDING.set()
+
+
+def process_ends_on_signal() -> bool:
+    """Whether a signal is ending this process (:func:`signal_ends_process`); never in a process that called the
+    suite's Python API, or ``negplugins.cli.main``, itself."""
+    return _ENDING.is_set()
 
 
 class _Pending:

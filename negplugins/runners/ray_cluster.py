@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
 from ..errors import UserError, error_line
-from ..io.interrupts import keep_signal_handlers
+from ..io.interrupts import keep_signal_handlers, process_ends_on_signal
 from ..options import check_int
 
 __all__ = ["ENGINES", "MAX_RAY_WORKERS", "RayEngine", "RayJobError", "WorkerPlan", "check_reachable", "describe",
@@ -127,8 +127,15 @@ def session(engine: RayEngine):
     try:
         yield ray
     finally:
-        with keep_crash_handlers():
-            ray.shutdown()
+        # Not when a signal ends the negplugins program: Ray Data's threads may still be fetching blocks, and
+        # ray.shutdown() under them made Ray's C++ end the process at once (status 1, before the command's own
+        # cleanups and line; 1 run in 4 of tests/safety/test_interrupts.py). The program ends the process right
+        # after its cleanups instead, and the local Ray's processes end with it (Ray starts them to share its fate:
+        # the raylet and GCS at once; its dashboard and runtime-env agents within about a minute, when they
+        # notice that their raylet is gone).
+        if not process_ends_on_signal():
+            with keep_crash_handlers():
+                ray.shutdown()
 
 
 def check_reachable(address: str, timeout: float = 10.0) -> None:
