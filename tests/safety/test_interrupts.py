@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -554,3 +555,24 @@ def test_two_signals_at_once_still_exit_130_cleanly(tmp_path, gap):
     _, stderr = child.communicate(timeout=60)
     assert (child.returncode, stderr.strip().splitlines()[-1]) == EXIT[signal.SIGINT], stderr
     assert "Traceback" not in stderr and _hidden(tmp_path) == [] and not (tmp_path / "idx").exists()
+
+
+def test_only_the_program_leaves_ray_to_the_end_of_the_process(monkeypatch):
+    """A signal ends the process only in the ``negplugins`` program (``cli.run``, which ends it at once after the
+    cleanups): only there does the Ray engine leave ``ray.shutdown()`` to the process's end. A caller of
+    ``cli.main`` or of the Python API keeps its process, and the engine shuts its local Ray down as before."""
+    from negplugins import cli
+    from negplugins.io import interrupts
+
+    monkeypatch.setattr(interrupts, "_ENDING", threading.Event())
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        monkeypatch.setattr(cli, "_AS_PROGRAM", False)
+        cli._stopping()
+        assert not interrupts.process_ends_on_signal()
+        monkeypatch.setattr(cli, "_AS_PROGRAM", True)
+        cli._stopping()
+        assert interrupts.process_ends_on_signal()
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
