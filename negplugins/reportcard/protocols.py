@@ -272,6 +272,16 @@ def unavailable_errors() -> tuple:
     return (DownloadError, FormatError, UserError)
 
 
+def _reused(run: Path, expected: dict, step: str, what: str, outcome, say) -> bool:
+    """Whether ``run`` is reused (:func:`_reusable_run`); if so, the step is recorded and said so."""
+    start = time.perf_counter()
+    if not _reusable_run(run, expected):
+        return False
+    say(f"{what}: reused {run}")
+    timed(outcome, step, "reused", start)
+    return True
+
+
 def timed(outcome, step: str, how: str, start: float) -> float:
     seconds = time.perf_counter() - start
     outcome.steps.append((step, how, seconds))
@@ -295,11 +305,9 @@ def run_protocol(spec, dataset_id: str, folder: Path, model: Model, load, indexe
         expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,
                     "parameters.reranker": model.scorer[1], "parameters.top_k": spec.depth,
                     "parameters.candidates": "scoreddocs"}
-        start = time.perf_counter()
-        if _reusable_run(run, expected):
-            say(f"scoring its candidate pairs: reused {run}")
-            timed(outcome, "pairs", "reused", start)
+        if _reused(run, expected, "pairs", "scoring its candidate pairs", outcome, say):
             return run
+        start = time.perf_counter()
         say(f"scoring each query's {spec.depth} candidates with {model.scorer[1]} {model.ref.name}")
         rerank(dataset_id, run, candidates=True, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
                run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
@@ -310,11 +318,9 @@ def run_protocol(spec, dataset_id: str, folder: Path, model: Model, load, indexe
     if model.kind == "dense":
         expected = {"dataset": dataset_id, "runner": "dense", "tag": tag, "model.sha256": sha,
                     "parameters.hits": spec.depth}
-        start = time.perf_counter()
-        if _reusable_run(run, expected):
-            say(f"dense retrieval (top {spec.depth}): reused {run}")
-            timed(outcome, "dense retrieval", "reused", start)
+        if _reused(run, expected, "dense retrieval", f"dense retrieval (top {spec.depth})", outcome, say):
             return run
+        start = time.perf_counter()
         index = _dense_index_path(indexes, dataset_id, model.ref)
         dense_batch = batch_size or DENSE_DEFAULTS["batch_size"]
         encoder = load().encoder
@@ -335,11 +341,9 @@ def run_protocol(spec, dataset_id: str, folder: Path, model: Model, load, indexe
     expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,
                 "parameters.reranker": model.kind, "parameters.top_k": spec.depth, "parameters.candidates": "run",
                 "first_stage.sha256": file_sha256(first)}
-    start = time.perf_counter()
-    if _reusable_run(run, expected):
-        say(f"reranking the top {spec.depth}: reused {run}")
-        timed(outcome, "rerank", "reused", start)
+    if _reused(run, expected, "rerank", f"reranking the top {spec.depth}", outcome, say):
         return run
+    start = time.perf_counter()
     say(f"reranking the top {spec.depth} with {model.kind} {model.ref.name}")
     rerank(dataset_id, run, run=first, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
            run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
@@ -361,11 +365,9 @@ def _baseline_run(spec, dataset_id: str, baseline, folder: Path, indexes: Path, 
     if baseline.runner == "bm25s":
         parameters["parameters.preset"] = baseline.preset
     expected = {"dataset": dataset_id, "runner": baseline.runner, "parameters.hits": spec.depth, **parameters}
-    start = time.perf_counter()
-    if _reusable_run(run, expected):
-        say(f"{what} (top {spec.depth}): reused {run}")
-        timed(outcome, baseline.name, "reused", start)
+    if _reused(run, expected, baseline.name, f"{what} (top {spec.depth})", outcome, say):
         return run
+    start = time.perf_counter()
     if baseline.runner == "bm25":
         from ..runners.bm25 import bm25_search
         from ..runners.lucene_index import lucene_index
