@@ -128,12 +128,12 @@ def _stopping() -> None:
     """The command is stopping: a further SIGINT or SIGTERM may not cut its cleanups short (a second Ctrl-C
     landing in a ``finally`` block left a ``.partial`` folder); the process ends as soon as they are done (in
     :func:`run`, which says so to the cleanups: :func:`negplugins.io.interrupts.signal_ends_process`)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):  # first: a signal from here on finds the handler that waits
+        signal.signal(signum, _already_stopping)
     if _AS_PROGRAM:
         from .io.interrupts import signal_ends_process
 
         signal_ends_process()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _already_stopping)
 
 
 def _already_stopping(signum, frame):

@@ -22,19 +22,23 @@ __all__ = ["DEFERRED_SIGNALS", "deferred_signals", "keep_signal_handlers", "proc
 #: The signals :func:`deferred_signals` holds back.
 DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-_ENDING = threading.Event()
+#: Set from a signal handler, so a plain flag: a lock taken there (``threading.Event.set`` takes one) deadlocks
+#: the process when a second signal's handler runs while the first one holds it.
+_ending = False
 
 
 def signal_ends_process() -> None:
     """Say that a signal is ending this process: the ``negplugins`` program calls it when SIGINT or SIGTERM
-    stops its command, and ends the process as soon as the command's cleanups have run."""
-    _ENDING.set()
+    stops its command, and ends the process as soon as the command's cleanups have run. Safe in a signal handler
+    that another signal interrupts: it takes no lock."""
+    global _ending
+    _ending = True
 
 
 def process_ends_on_signal() -> bool:
     """Whether a signal is ending this process (:func:`signal_ends_process`); never in a process that called the
     suite's Python API, or ``negplugins.cli.main``, itself."""
-    return _ENDING.is_set()
+    return _ending
 
 
 class _Pending:

@@ -290,10 +290,26 @@ def test_the_old_output_marker_is_kept_by_an_interrupted_swap(tmp_path, monkeypa
 
 # -- real commands, real signals -----------------------------------------------------------------
 
+_CHILDREN: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_child_left_running():
+    """A command a failed test left running (one that hung on a signal, say) is killed when the test ends."""
+    yield
+    while _CHILDREN:
+        child = _CHILDREN.pop()
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+
+
 def _start(args, cwd, env=None):
     full_env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), **(env or {}))
-    return subprocess.Popen([sys.executable, "-m", "negplugins", *map(str, args)], cwd=cwd, env=full_env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-m", "negplugins", *map(str, args)], cwd=cwd, env=full_env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _CHILDREN.append(child)
+    return child
 
 
 def _stop(child, signum, after: float) -> tuple[int, str, float]:
@@ -557,6 +573,39 @@ def test_two_signals_at_once_still_exit_130_cleanly(tmp_path, gap):
     assert "Traceback" not in stderr and _hidden(tmp_path) == [] and not (tmp_path / "idx").exists()
 
 
+def test_saying_that_a_signal_ends_the_process_takes_no_lock_a_second_signal_could_wait_for(monkeypatch):
+    """A second signal whose handler runs while the first handler is inside ``signal_ends_process`` (in a C call,
+    where CPython runs pending handlers) does not wait forever.
+
+    Regression: the flag was a ``threading.Event``, whose ``set()`` holds a lock; a SIGTERM landing while the
+    SIGINT handler held it blocked on it for good (a ``negplugins index`` found hung after a test run, its stack
+    three handlers deep in ``Event.set``). Here the second call is made at the first C call's return, in a thread
+    so that a hang fails the test instead of the run.
+    """
+    from negplugins.io import interrupts
+
+    monkeypatch.setattr(interrupts, "_ending", False)
+    nested = []
+
+    def second_signal(frame, event, arg):
+        if event == "c_return" and not nested:
+            nested.append(arg)
+            interrupts.signal_ends_process()
+
+    def first_signal():
+        sys.setprofile(second_signal)  # this thread only
+        try:
+            interrupts.signal_ends_process()
+        finally:
+            sys.setprofile(None)
+
+    thread = threading.Thread(target=first_signal, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), f"the second call waited for a lock the first one held (inside {nested})"
+    assert interrupts.process_ends_on_signal()
+
+
 def test_only_the_program_leaves_ray_to_the_end_of_the_process(monkeypatch):
     """A signal ends the process only in the ``negplugins`` program (``cli.run``, which ends it at once after the
     cleanups): only there does the Ray engine leave ``ray.shutdown()`` to the process's end. A caller of
@@ -564,7 +613,7 @@ def test_only_the_program_leaves_ray_to_the_end_of_the_process(monkeypatch):
     from negplugins import cli
     from negplugins.io import interrupts
 
-    monkeypatch.setattr(interrupts, "_ENDING", threading.Event())
+    monkeypatch.setattr(interrupts, "_ending", False)
     saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         monkeypatch.setattr(cli, "_AS_PROGRAM", False)
