@@ -11,12 +11,9 @@ from negplugins.io.trec import RunFormatError, read_run
 
 pytest.importorskip("beir")
 
+# BEIR's models, evaluator and reranker import sentence-transformers and torch (seconds): imported by the tests that
+# run them, not when pytest collects this file
 from beir.datasets.data_loader import GenericDataLoader  # noqa: E402
-from beir.reranking import Rerank  # noqa: E402
-from beir.reranking.models import CrossEncoder  # noqa: E402
-from beir.retrieval.evaluation import EvaluateRetrieval  # noqa: E402
-from beir.retrieval.models import SentenceBERT  # noqa: E402
-from beir.retrieval.search.dense import DenseRetrievalExactSearch  # noqa: E402
 
 from negplugins.beir.export import export_beir  # noqa: E402
 from negplugins.beir.results import results_to_run  # noqa: E402
@@ -39,6 +36,10 @@ def dense_run(tmp_path_factory):
 
 
 def test_dense_run_equals_beir_on_the_exported_folder(dense_run, demo_beir, minilm):
+    from beir.retrieval.evaluation import EvaluateRetrieval
+    from beir.retrieval.models import SentenceBERT
+    from beir.retrieval.search.dense import DenseRetrievalExactSearch
+
     run, info = dense_run
     corpus, queries, _ = demo_beir
     expected = EvaluateRetrieval(DenseRetrievalExactSearch(SentenceBERT(str(minilm), device="cpu"), batch_size=128),
@@ -94,6 +95,9 @@ def test_dense_cli(tmp_path, cli, capsys):
 
 
 def test_rerank_equals_beir_rerank(tmp_path, dense_run, demo_beir, tiny_cross_encoder):
+    from beir.reranking import Rerank
+    from beir.reranking.models import CrossEncoder
+
     first, _ = dense_run
     out = tmp_path / "rr.trec"
     info = beir_rerank("negplugins-demo", first, out, model=str(tiny_cross_encoder), top_k=3, device="cpu")

@@ -20,8 +20,7 @@ import dataset_fixtures as fx
 import pytest
 
 from negplugins import datasets
-from negplugins.mteb import get_tasks, naming
-from negplugins.mteb.tasks import UnknownTaskError, task_names
+from negplugins.mteb import get_tasks, naming  # negplugins.mteb.tasks imports MTEB (seconds): in the tests
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -58,6 +57,8 @@ def fixtures(tmp_path_factory):
 
 
 def test_default_tasks_are_the_five_benchmarks_and_names_are_checked():
+    from negplugins.mteb.tasks import UnknownTaskError, task_names
+
     assert [t.metadata.name for t in get_tasks()] == ["ComLQ", "ExcluIR", "NevIR", "BoolQuestions",
                                                       "DuReader-retrieval"]
     assert [t.metadata.name for t in get_tasks(["comlq", "NegpluginsDemo"])] == ["ComLQ", "NegpluginsDemo"]
@@ -72,6 +73,8 @@ def test_default_tasks_are_the_five_benchmarks_and_names_are_checked():
 def test_metadata_is_validated_by_mteb_and_comes_from_the_specs():
     from mteb.abstasks import AbsTaskRetrieval
     from mteb.abstasks.task_metadata import TaskMetadata
+
+    from negplugins.mteb.tasks import task_names
 
     for task in get_tasks([*task_names()]):
         meta = task.metadata
