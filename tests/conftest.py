@@ -27,9 +27,17 @@ REAL_RELEASE = SHARED_DATA / "comlq" / "dataset.zip"
 # tests/datasets/dataset_fixtures.py writes every benchmark's files in their real formats; all test folders use it
 sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
 
+# One OpenMP thread in each xdist worker and in the processes it starts (torch, faiss), unless the developer set
+# OMP_NUM_THREADS: the workers already fill the cores, and two workers whose torch each ran one thread a core spent
+# their time spinning for each other's cores (the suite took 8% longer, 348 s against 324 s on this 2-core machine).
+# Set before anything imports torch; the runners' own thread settings (torch.set_num_threads) still apply.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 #: Fixtures with which a test reads only the real release, and so may run in the session's shared home.
-_REAL_DATA_FIXTURES = {"comlq_mirror", "shared_data", "shared_comlq_index", "copy_of_shared_comlq_index"}
+_REAL_DATA_FIXTURES = {"comlq_mirror", "shared_data", "shared_comlq_index", "copy_of_shared_comlq_index",
+                       "shared_comlq_bm25_run"}
 #: Fixtures of a test that writes into its home or a mirror of its own: it keeps a fresh home.
 _FRESH_HOME_FIXTURES = {"isolated_ir_datasets_home", "mirror"}
 #: Tests (files, or single tests) that keep a fresh home though they read the real release: their commands are
@@ -136,6 +144,35 @@ def shared_comlq_index(shared_ir_datasets_home):
                     f"{sorted({path for path, _ in changed})}", pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def shared_comlq_bm25_run(shared_ir_datasets_home, shared_comlq_index):
+    """The suite's BM25 run of the real ComLQ release at Pyserini's defaults, top 100 (``negplugins search bm25
+    comlq --hits 100`` over :func:`shared_comlq_index`): ``bm25.trec.gz`` and its sidecar, written once per run and
+    read-only.
+
+    Written under a lock by the first xdist worker that asks (about 11 s of CPU); the BM25 anchor
+    (tests/pipeline/test_lucene_bm25.py) checks it, and the report card's ComLQ test is given it as its finished
+    BM25 baseline. At the end of the session it must be as written.
+    """
+    from filelock import FileLock
+
+    root = shared_comlq_index.parent
+    folder = root / "shared_comlq_bm25"
+    run = folder / "bm25.trec.gz"
+    with FileLock(str(root / "shared_comlq_bm25.lock")):
+        if not run.is_file():
+            from negplugins.runners.bm25 import bm25_search
+
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("IR_DATASETS_HOME", str(shared_ir_datasets_home))
+                patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
+                bm25_search("comlq", run, index=shared_comlq_index, hits=100, threads=2)
+        before = _tree_state(folder)
+    yield run
+    if _tree_state(folder) != before:
+        pytest.fail(f"tests changed the shared ComLQ BM25 run in {folder} (copy it first)", pytrace=False)
+
+
 @pytest.fixture
 def copy_of_shared_comlq_index(shared_comlq_index, tmp_path) -> Path:
     """A copy of :func:`shared_comlq_index` of this test alone, to damage, rebuild or stop a command on."""
@@ -230,8 +267,25 @@ def _test_file(item) -> str:
     return item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
 
 
+#: The files that take longest (seconds on this 2-core machine, measured with ``--durations``), longest first. They
+#: run first: each xdist worker takes the next file when it is free (``--dist loadfile --no-loadscope-reorder``,
+#: pyproject.toml), so the short files left at the end even the workers out. xdist's own order, by number of tests,
+#: left a Ray file of five tests (90 s) for last, and one worker ran 40 s after the other had finished.
+_LONGEST_FIRST = ("runners/test_runners_ray.py", "safety/test_safe_outputs.py", "safety/test_interrupts.py",
+                  "pipeline/test_lucene_bm25.py", "reportcard/test_benchmark_suite.py",
+                  "pipeline/test_stock_topics.py", "pipeline/test_quiet_and_progress.py",
+                  "runners/test_runners_splade.py", "measures/test_stock_measures_untouched.py",
+                  "runners/test_runners_dense_backends.py", "runners/test_dense_index_types.py",
+                  "safety/test_user_conditions.py", "runners/test_runners_dense.py", "test_jvm.py",
+                  "runners/test_encoding_pipeline.py", "test_autoload.py", "pipeline/test_cli.py",
+                  "reportcard/test_nevir_real_pairs.py", "runners/test_runners_ray_setup.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """The markers ``model`` and ``ray`` (pyproject.toml), set here so that a new test in those files has them."""
+    """The longest files first (:data:`_LONGEST_FIRST`); the markers ``model`` and ``ray`` (pyproject.toml), set
+    here so that a new test in those files has them."""
+    rank = {file: n for n, file in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(_test_file(item), len(rank)))  # stable: the others keep their order
     for item in items:
         file = _test_file(item)
         if file in _MODEL_FILES or set(getattr(item, "fixturenames", ())) & _MODEL_FIXTURES:
@@ -290,6 +344,16 @@ def write_trec(path: Path, ranking: dict, tag: str = "t") -> Path:
 def trec():
     """The :func:`write_trec` helper."""
     return write_trec
+
+
+@pytest.fixture(scope="module")
+def stock_commands(tmp_path_factory):
+    """One child process for the stock commands of a test module (:class:`stock_commands.StockCommands`)."""
+    from stock_commands import StockCommands
+
+    commands = StockCommands(tmp_path_factory.mktemp("stock") / "output.log")
+    yield commands
+    commands.close()
 
 
 _WORDS = ("which what was used except in not country throughout nickel the a of is city capital france paris "

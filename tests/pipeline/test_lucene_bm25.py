@@ -1,8 +1,6 @@
 """Lucene indexing and the BM25 runner against stock Pyserini."""
 
 import json
-import os
-import select
 import subprocess
 import sys
 from pathlib import Path
@@ -27,63 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = "negplugins-demo"
 
 
-#: A child process that runs stock commands one after the other, as ``python -m MODULE ARGS`` runs each
-#: (``runpy.run_module(MODULE, run_name="__main__", alter_sys=True)``): one JSON argument list a line on stdin,
-#: the exit status of each on the file descriptor it is given. Importing ``pyserini.search.lucene`` (torch,
-#: transformers) and starting the JVM take about 12 s; this process pays them once for every stock search below.
-_STOCK_DRIVER = """
-import json, os, runpy, sys
-replies = os.fdopen(int(sys.argv[1]), "w")
-for line in sys.stdin:
-    sys.argv = json.loads(line)
-    try:
-        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-        status = 0
-    except SystemExit as stop:
-        status = stop.code
-    replies.write(json.dumps(status) + "\\n")
-    replies.flush()
-"""
-
-
-class _StockCommands:
-    """Stock Pyserini's command-line modules, run in one child process started as a user starts them (the
-    installed import hook sets up Java there); each command's own code runs as ``python -m`` would run it."""
-
-    def __init__(self, log: Path):
-        self.log = log
-        read, write = os.pipe()
-        with open(log, "w") as output:
-            self.process = subprocess.Popen([sys.executable, "-c", _STOCK_DRIVER, str(write)], stdin=subprocess.PIPE,
-                                            stdout=output, stderr=subprocess.STDOUT, pass_fds=(write,), text=True)
-        os.close(write)
-        self.replies = os.fdopen(read)
-
-    def __call__(self, module, *args):
-        self.process.stdin.write(json.dumps([module, *map(str, args)]) + "\n")
-        self.process.stdin.flush()
-        if not select.select([self.replies], [], [], 300)[0]:  # as the other stock commands' timeout
-            self.process.kill()
-            pytest.fail(f"{module} {args} did not finish in 300 s: {self.log.read_text()[-3000:]}")
-        reply = self.replies.readline()
-        assert reply, f"the stock command process ended: {self.log.read_text()[-3000:]}"
-        assert json.loads(reply) in (0, None), f"{module} {args}: {self.log.read_text()[-3000:]}"
-
-    def close(self):
-        self.process.stdin.close()
-        assert self.process.wait(timeout=60) == 0, self.log.read_text()[-3000:]
-        self.replies.close()
-
-
-@pytest.fixture(scope="module")
-def stock(tmp_path_factory):
-    commands = _StockCommands(tmp_path_factory.mktemp("stock") / "output.log")
-    yield commands
-    commands.close()
-
-
 def _stock_bm25(stock, index_dir, topics, output, *extra):
-    """Stock ``python -m pyserini.search.lucene --bm25`` (in the ``stock`` process): the run's bytes."""
+    """Stock ``python -m pyserini.search.lucene --bm25`` (in the module's ``stock_commands`` process): the run's
+    bytes."""
     stock("pyserini.search.lucene", "--index", index_dir, "--topics", topics, "--output", output, "--bm25", *extra)
     return output.read_bytes()
 
@@ -133,9 +77,9 @@ def test_a_folder_that_is_not_our_index_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("params", [(), ("--k1", "1.2", "--b", "0.75", "--hits", "3")])
-def test_bm25_is_identical_to_stock_pyserini(demo_index, stock, tmp_path, params):
+def test_bm25_is_identical_to_stock_pyserini(demo_index, stock_commands, tmp_path, params):
     topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
-    expected = _stock_bm25(stock, demo_index, topics, tmp_path / "stock.trec", *params)
+    expected = _stock_bm25(stock_commands, demo_index, topics, tmp_path / "stock.trec", *params)
     options = dict(zip(params[::2], params[1::2]))
     ours = tmp_path / "ours.trec"
     bm25_search(DEMO, ours, index=demo_index, k1=float(options.get("--k1", 0.9)), b=float(options.get("--b", 0.4)),
@@ -202,20 +146,26 @@ def test_topic_order_follows_pyserini():
 
 
 @pytest.mark.realdata
-def test_comlq_bm25_reproduces_the_measured_anchor(comlq_mirror, shared_comlq_index, tmp_path):
+def test_comlq_bm25_reproduces_the_measured_anchor(comlq_mirror, shared_comlq_bm25_run):
     """Stock Pyserini BM25 defaults, top 100, over ComLQ: nDCG@10 = 0.656 (docs/toolchain.md).
 
-    It searches the session's index of the release (tests/conftest.py ``shared_comlq_index``), built by
-    ``lucene_index("comlq", threads=2)`` as this test built its own before: the anchor still covers the build of
-    the real corpus; its equality with stock Pyserini's indexer is checked on the demo corpus
-    (test_documents_fed_in_memory_give_the_index_and_runs_of_one_file).
+    The run is the session's (tests/conftest.py ``shared_comlq_bm25_run``): ``bm25_search("comlq", hits=100,
+    threads=2)`` over the session's index of the release, built by ``lucene_index("comlq", threads=2)`` as this
+    test built both before; the report card's ComLQ test evaluates the same run as its BM25 baseline. The anchor
+    still covers the build of the real corpus; its equality with stock Pyserini's indexer is checked on the demo
+    corpus (test_documents_fed_in_memory_give_the_index_and_runs_of_one_file).
     """
+    import gzip
+
     from negplugins.evaluation.scoring import evaluate
 
-    run = tmp_path / "bm25.trec"
-    assert index.read_manifest(shared_comlq_index)["corpus"] == "comlq"
-    info = bm25_search("comlq", run, index=shared_comlq_index, hits=100, threads=2)
-    assert (info["queries"], info["lines"]) == (2909, 290900)
+    run = shared_comlq_bm25_run
+    meta = read_metadata(run)
+    assert (meta["dataset"], meta["runner"], meta["parameters"]) == ("comlq", "bm25", {"k1": 0.9, "b": 0.4, "hits": 100})
+    assert meta["index"]["manifest"]["corpus"] == "comlq"
+    with gzip.open(run, "rt", encoding="utf-8") as lines:
+        queries = [line.split(" ", 1)[0] for line in lines]
+    assert (len(set(queries)), len(queries)) == (2909, 290900)
     result = evaluate("comlq", run, measures=["nDCG@10", "RR@10", "R@100"])
     # Corroborated outside the suite's own code (docs/toolchain.md): the 0.656 anchor was measured with stock
     # Pyserini BM25 when the toolchain was set up; on the committed run of this configuration
@@ -283,7 +233,8 @@ def _index_contents(index_dir) -> dict:
             "docs": {i: (reader.doc_raw(i), reader.get_document_vector(i)) for i in ids}}
 
 
-def test_documents_fed_in_memory_give_the_index_and_runs_of_one_file(stock, tmp_path, monkeypatch, capfd):
+def test_documents_fed_in_memory_give_the_index_and_runs_of_one_file(stock_commands, tmp_path, monkeypatch,
+                                                                   capfd):
     """Batches handed to Anserini in memory, against stock Pyserini's indexer reading one ``docs.jsonl``.
 
     Lucene writes random segment ids into its files, so no two builds are byte-identical, even of the same
@@ -315,11 +266,12 @@ def test_documents_fed_in_memory_give_the_index_and_runs_of_one_file(stock, tmp_
 
     assert _index_contents(ours) == _index_contents(stock_index)
     topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
+    stock = stock_commands
     assert _stock_bm25(stock, ours, topics, tmp_path / "a.trec") == _stock_bm25(stock, stock_index, topics,
                                                                                 tmp_path / "b.trec")
 
 
-def test_a_slim_index_gives_the_same_bm25_runs_on_less_disk(demo_index, stock, tmp_path):
+def test_a_slim_index_gives_the_same_bm25_runs_on_less_disk(demo_index, stock_commands, tmp_path):
     # corroborated by stock Pyserini: its BM25 over the slim index writes the full index's run byte for byte
     slim, built = index.lucene_index(DEMO, tmp_path / "slim", slim=True)
     assert built
@@ -340,6 +292,7 @@ def test_a_slim_index_gives_the_same_bm25_runs_on_less_disk(demo_index, stock, t
     bm25_search(DEMO, full_run, index=demo_index, hits=1000, threads=2)
     bm25_search(DEMO, slim_run, index=slim, hits=1000, threads=2)
     assert slim_run.read_bytes() == full_run.read_bytes()
+    stock = stock_commands
     assert _stock_bm25(stock, slim, topics, tmp_path / "stock.trec") == _stock_bm25(stock, demo_index, topics,
                                                                                     tmp_path / "s2.trec")
     # reuse: a full index serves a slim request; a slim one is rebuilt for a full request, but serves BM25

@@ -38,6 +38,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.con
 
 DEMO = "negplugins-demo"
 DEMO_DOCS = [f"d{n:02d}" for n in range(1, 37)]
+#: Each worker is a fresh process that imports torch and loads the model (about 7 s of CPU): the tests whose subject
+#: is what one worker computes use one; the resume test and the cross-encoder's use two
+ONE = RayEngine(workers=1)
 TWO = RayEngine(workers=2)
 
 
@@ -76,15 +79,16 @@ def _vectors(path):
 
 
 def test_ray_workers_build_the_single_process_encoder_with_its_settings(tmp_path, single):
-    # not the model's defaults: a passage prefix, CLS pooling, no normalisation, 64 tokens, ONNX Runtime; every
+    # not the model's defaults: a passage prefix, CLS pooling, no normalisation, 64 tokens, ONNX Runtime; the
     # worker must encode as the single process does (the vectors of the default settings would differ by far
-    # more than the tolerance: CLS vs mean pooling, the prefix and the norm all move them)
+    # more than the tolerance: CLS vs mean pooling, the prefix and the norm all move them). One worker encodes both
+    # shards (each worker is built from the same arguments; two workers: the resume test and the cross-encoder's)
     settings = dict(passage_prefix="passage: ", pooling="cls", normalize=False, max_length=64, backend="onnx")
     home = tmp_path / "home"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("IR_DATASETS_HOME", str(home))
         here = dense_index(DEMO, index=tmp_path / "single", shard_num=2, progress=False, **settings)
-        there = dense_index(DEMO, index=tmp_path / "ray", shard_num=2, progress=False, engine=TWO, **settings)
+        there = dense_index(DEMO, index=tmp_path / "ray", shard_num=2, progress=False, engine=ONE, **settings)
     ours, our_ids = _vectors(there.path)
     theirs, their_ids = _vectors(here.path)
     plain, _ = _vectors(single["index"])  # the model's defaults
@@ -108,7 +112,7 @@ def test_ray_workers_take_openvino_int8_calibrated_as_the_single_process(tmp_pat
         patch.setenv("IR_DATASETS_HOME", str(home))
         here = dense_index(DEMO, index=tmp_path / "single", progress=False, backend="openvino", dtype="int8")
         there = dense_index(DEMO, index=tmp_path / "ray", progress=False, backend="openvino", dtype="int8",
-                            engine=RayEngine(workers=1))
+                            engine=ONE)
     ours, our_ids = _vectors(there.path)
     theirs, their_ids = _vectors(here.path)
     assert our_ids == their_ids == DEMO_DOCS and np.abs(ours - theirs).max() <= 1e-5
@@ -132,7 +136,7 @@ def test_a_failed_worker_is_resumed_to_a_sharded_index_searched_to_the_single_pr
     fail_flag.write_text("5")  # the worker that meets shard 5 (read last) deletes the flag and fails
     with pytest.raises(RayJobError, match=r"\(RuntimeError: simulated worker failure on shard 5 .*\); the shards "
                                           r"finished so far are kept: run the same command again to resume"):
-        dense_search(DEMO, "ray.trec", hits=10, shard_num=6, progress=False, engine=RayEngine(workers=1),
+        dense_search(DEMO, "ray.trec", hits=10, shard_num=6, progress=False, engine=ONE,
                      search_shards=True)
     assert not fail_flag.exists() and not target.exists() and not Path("ray.trec").exists()
     kept = sorted(p.name for p in shards.iterdir())
@@ -173,9 +177,9 @@ def test_a_failed_worker_is_resumed_to_a_sharded_index_searched_to_the_single_pr
 
 def test_rerank_on_ray_gives_the_same_run_bi_encoder(first_stage, tmp_path, fail_flag):
     first = first_stage(tmp_path / "first.trec")
-    one = rerank(DEMO, tmp_path / "single.trec", run=first, top_k=20, batch_size=8)
-    two = rerank(DEMO, tmp_path / "ray.trec", run=first, top_k=20, batch_size=8, engine=TWO)
-    assert one["reranker"] == two["reranker"] == "bi-encoder" and one["lines"] == two["lines"] == 60
+    here = rerank(DEMO, tmp_path / "single.trec", run=first, top_k=20, batch_size=8)
+    there = rerank(DEMO, tmp_path / "ray.trec", run=first, top_k=20, batch_size=8, engine=ONE)
+    assert here["reranker"] == there["reranker"] == "bi-encoder" and here["lines"] == there["lines"] == 60
     assert (tmp_path / "ray.trec").read_bytes() == (tmp_path / "single.trec").read_bytes()
     assert read_metadata(tmp_path / "ray.trec")["parameters"]["engine"]["name"] == "ray"
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -81,10 +79,10 @@ def demo_run(tiny_splade, tmp_path_factory):
     return folder, info
 
 
-def _stock(*args) -> bytes:
-    output = Path(args[args.index("--output") + 1])
-    subprocess.run([sys.executable, "-m", "pyserini.search.lucene", *map(str, args)], check=True, capture_output=True)
-    return output.read_bytes()
+def _stock(stock_commands, *args) -> bytes:
+    """Stock ``python -m pyserini.search.lucene ARGS`` (in the module's ``stock_commands`` process): the run's bytes."""
+    stock_commands("pyserini.search.lucene", *args)
+    return Path(args[args.index("--output") + 1]).read_bytes()
 
 
 def _run(path):
@@ -144,12 +142,12 @@ def test_weights_do_not_depend_on_the_batches(tiny_splade):
     np.testing.assert_allclose(np.stack(batched), np.stack(alone), atol=1e-5)
 
 
-def test_stock_pyserini_gives_the_same_run(demo_run, tiny_splade, tmp_path):
+def test_stock_pyserini_gives_the_same_run(demo_run, tiny_splade, tmp_path, stock_commands):
     folder, info = demo_run
     ours = (folder / "ours.trec").read_bytes()
     assert info["lines"] == len(ours.splitlines()) > 21
     # the encoded queries, counted back into weights by Pyserini's --impact without an encoder
-    stock = _stock("--index", folder / "index", "--topics", folder / "queries.tsv", "--impact",
+    stock = _stock(stock_commands, "--index", folder / "index", "--topics", folder / "queries.tsv", "--impact",
                    "--min-idf", MIN_IDF, "--output", tmp_path / "stock.trec")
     assert stock == ours
     # Pyserini's own SPLADE query encoder on the plain topics gives the same query weights, hence the same run
@@ -157,7 +155,7 @@ def test_stock_pyserini_gives_the_same_run(demo_run, tiny_splade, tmp_path):
     splade_search(DEMO, tmp_path / "ours5.trec", index=folder / "index", hits=5, batch_size=3, threads=2,
                   run_tag="Anserini")
     topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
-    stock = _stock("--index", folder / "index", "--topics", topics, "--impact", "--encoder", tiny_splade,
+    stock = _stock(stock_commands, "--index", folder / "index", "--topics", topics, "--impact", "--encoder", tiny_splade,
                    "--min-idf", MIN_IDF, "--hits", 5, "--output", tmp_path / "stock-encoder.trec")
     assert stock == (tmp_path / "ours5.trec").read_bytes()
     assert len(stock.splitlines()) == 21 * 5

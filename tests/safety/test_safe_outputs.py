@@ -647,42 +647,32 @@ print(json.dumps(results))
 def test_readme_workflow_and_demo_leave_a_fresh_clone_clean(tmp_path, shared_data):
     """A new user's first steps in a fresh clone (and a fresh ``IR_DATASETS_HOME``): git status stays clean.
 
-    The workflow runs first as the user types it, one process per command; then its re-run (allowed and, for
-    topics, a no-op), the demo, an export, ``leaderboard check`` and the README's old command run in one process
-    of the clone's code (the JVM and Pyserini's imports, seconds per command, started once): what they write and
-    their exit statuses are the subject there, not the process.
+    The workflow, then its re-run (allowed and, for topics, a no-op), the demo, an export, ``leaderboard check``
+    and the README's old command run in one process of the clone's code (the JVM and Pyserini's imports, seconds
+    per command, started once), ``git status`` after each: what they write and their exit statuses are the
+    subject, not the process (the commands as processes of their own: tests/safety/test_interrupts.py and
+    tests/pipeline/test_quiet_and_progress.py).
     """
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(PROJECT_ROOT), str(clone)], check=True, capture_output=True)
     env = dict(os.environ, PYTHONPATH=str(clone), IR_DATASETS_EXT_MIRROR=str(shared_data))
     committed = {str(p): p.read_bytes() for p in [*(clone / "runs").rglob("*"), *(clone / "leaderboards").rglob("*")]
                  if p.is_file()}
-    topics_messages = []
-    for command in _workflow_commands():
-        args = command.split()[1:]
-        result = subprocess.run([os.sys.executable, "-m", "negplugins", *args], cwd=clone, env=env,
-                                capture_output=True, text=True, timeout=300)
-        assert result.returncode == 0, (command, result.stderr)
-        if args[0] == "topics":
-            topics_messages.append(result.stdout)
-    status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True)
-    assert status.stdout == "", status.stdout  # everything the workflow wrote is git-ignored
-    # the workflow again (a re-run is allowed and, for topics, a no-op), then the demo and an export, ...
-    again = [command.split()[1:] for command in [*_workflow_commands(), "negplugins demo --workdir .",
-                                                 f"negplugins export beir {DEMO} beir/{DEMO}"]]
+    # the workflow, the workflow again, then the demo and an export, ...
+    workflow = [command.split()[1:] for command in [*_workflow_commands(), *_workflow_commands(),
+                                                    "negplugins demo --workdir .",
+                                                    f"negplugins export beir {DEMO} beir/{DEMO}"]]
     # ... the check of the committed leaderboards, and the README's old command aimed at a committed run
     old = ["search", "bm25", DEMO, "--hits", "100", "--output", f"runs/{DEMO}/bm25.trec"]
     done = subprocess.run([os.sys.executable, "-c", _COMMANDS_IN_ONE_PROCESS,
-                           json.dumps([*again, ["leaderboard", "check"], old])], cwd=clone, env=env,
+                           json.dumps([*workflow, ["leaderboard", "check"], old])], cwd=clone, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     *results, check, refused = [SimpleNamespace(**result) for result in json.loads(done.stdout)]
     for result in results:
         assert result.returncode == 0, (result.args, result.stderr)
-        if result.args[0] == "topics":
-            topics_messages.append(result.stdout)
-    assert topics_messages == [f"wrote 21 topics to topics/{DEMO}.tsv\n",
-                               f"topics/{DEMO}.tsv already holds these 21 topics; left unchanged\n"]
+    assert [result.stdout for result in results if result.args[0] == "topics"] == [
+        f"wrote 21 topics to topics/{DEMO}.tsv\n", f"topics/{DEMO}.tsv already holds these 21 topics; left unchanged\n"]
     assert (clone / "work" / DEMO / "bm25.trec").is_file() and (clone / DEMO / "runs" / "bm25.trec").is_file()
     assert check.returncode == 0, check.stderr
     assert_clean_error(refused, "is a committed run file (tracked by git)", "--force")
