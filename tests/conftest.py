@@ -114,6 +114,29 @@ def _build_shared_home(home: Path) -> None:
     (home / ".built").write_text("")
 
 
+def _built_once(home: Path, name: str, done: str, build, what: str):
+    """Body of a session fixture: the folder ``name`` beside the shared home, built by ``build(folder)`` (the real
+    release served as the mirror, in that home) by the first xdist worker that asks, under a lock, once ``done`` (a
+    path in it) is there; the others reuse it. At the end of the session it must be as built."""
+    from filelock import FileLock
+
+    if not REAL_RELEASE.is_file():
+        missing_real_data(f"{REAL_RELEASE} is missing")
+    folder = home.parent / name
+    with FileLock(str(home.parent / f"{name}.lock")):
+        if not (folder / done).exists():
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("IR_DATASETS_HOME", str(home))
+                patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
+                build(folder)
+        before = _tree_state(folder)
+    yield folder
+    changed = sorted(set(_tree_state(folder).items()) ^ set(before.items()))
+    if changed:
+        pytest.fail(f"tests changed {what} {folder} (copy it first): {sorted({path for path, _ in changed})}",
+                    pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def shared_comlq_index(shared_ir_datasets_home):
     """The Lucene index of the real ComLQ release (``negplugins index comlq``), built once per run and read-only.
@@ -122,26 +145,10 @@ def shared_comlq_index(shared_ir_datasets_home):
     test that searches ComLQ but whose subject is not the index build takes this one; a test that changes an
     index copies it first (:func:`copy_of_shared_comlq_index`). At the end of the session it must be as built.
     """
-    from filelock import FileLock
+    from negplugins.runners.lucene_index import MANIFEST, lucene_index
 
-    if not REAL_RELEASE.is_file():
-        missing_real_data(f"{REAL_RELEASE} is missing")
-    root = shared_ir_datasets_home.parent
-    index_dir = root / "shared_comlq_index"
-    with FileLock(str(root / "shared_comlq_index.lock")):
-        if not index_dir.is_dir():
-            from negplugins.runners.lucene_index import lucene_index
-
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setenv("IR_DATASETS_HOME", str(shared_ir_datasets_home))
-                patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
-                lucene_index("comlq", index_dir, threads=2)
-        before = _tree_state(index_dir)
-    yield index_dir
-    changed = sorted(set(_tree_state(index_dir).items()) ^ set(before.items()))
-    if changed:
-        pytest.fail(f"tests changed the shared ComLQ index {index_dir} (copy it first: copy_of_shared_comlq_index): "
-                    f"{sorted({path for path, _ in changed})}", pytrace=False)
+    yield from _built_once(shared_ir_datasets_home, "shared_comlq_index", MANIFEST,
+                           lambda folder: lucene_index("comlq", folder, threads=2), "the shared ComLQ index")
 
 
 @pytest.fixture(scope="session")
@@ -154,23 +161,14 @@ def shared_comlq_bm25_run(shared_ir_datasets_home, shared_comlq_index):
     (tests/pipeline/test_lucene_bm25.py) checks it, and the report card's ComLQ test is given it as its finished
     BM25 baseline. At the end of the session it must be as written.
     """
-    from filelock import FileLock
+    from negplugins.runners.bm25 import bm25_search
 
-    root = shared_comlq_index.parent
-    folder = root / "shared_comlq_bm25"
-    run = folder / "bm25.trec.gz"
-    with FileLock(str(root / "shared_comlq_bm25.lock")):
-        if not run.is_file():
-            from negplugins.runners.bm25 import bm25_search
+    def build(folder):
+        bm25_search("comlq", folder / "bm25.trec.gz", index=shared_comlq_index, hits=100, threads=2)
 
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setenv("IR_DATASETS_HOME", str(shared_ir_datasets_home))
-                patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
-                bm25_search("comlq", run, index=shared_comlq_index, hits=100, threads=2)
-        before = _tree_state(folder)
-    yield run
-    if _tree_state(folder) != before:
-        pytest.fail(f"tests changed the shared ComLQ BM25 run in {folder} (copy it first)", pytrace=False)
+    for folder in _built_once(shared_ir_datasets_home, "shared_comlq_bm25", "bm25.trec.gz", build,
+                              "the shared ComLQ BM25 run"):
+        yield folder / "bm25.trec.gz"
 
 
 @pytest.fixture
