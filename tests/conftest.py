@@ -344,6 +344,60 @@ def trec():
     return write_trec
 
 
+class CommandTimeout(BaseException):
+    """A command run by ``main_cli`` that did not end in time (a read blocked on a FIFO, a loop): the test fails."""
+
+
+def _timed_out(signum, frame):
+    raise CommandTimeout("the command did not end within its timeout")
+
+
+@pytest.fixture
+def main_cli(capfd, monkeypatch):
+    """``negplugins ARGS`` in this process (:func:`negplugins.cli.main`, what the console script calls).
+
+    For a case whose subject is the command's message and what it writes, not the process (its signals, its
+    import-time checks, the exit status of the real program keep a child process: tests/safety/conftest.py's
+    ``run_cli``). Returns what ``run_cli`` returns: the status (argparse's ``SystemExit`` included) and both streams, captured at the file descriptors so
+    that what the JVM prints counts too. As ``run_cli``, a command that has not ended after ``timeout`` seconds
+    fails the test (``SIGALRM`` raises :class:`CommandTimeout` in the Python code it waits in, a blocking ``open``
+    included). The process-wide settings the command changes (the logging switch, its environment variable) are put
+    back; ``sys.argv`` is the command's own (``negplugins ARGS``), as the sidecars it writes record it.
+    """
+    import logging
+    import signal
+    from types import SimpleNamespace
+
+    from negplugins.cli import main
+
+    def run(*args, cwd=None, env=None, timeout=120):
+        progress_bars, logging_switch = os.environ.get("IR_DATASETS_DL_DISABLE_PBAR"), logging.root.manager.disable
+        capfd.readouterr()
+        alarm = signal.signal(signal.SIGALRM, _timed_out)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        with monkeypatch.context() as scoped:
+            scoped.chdir(cwd or os.getcwd())
+            for name, value in (env or {}).items():
+                scoped.setenv(name, value)
+            scoped.setattr(sys, "argv", ["negplugins", *map(str, args)])  # the command line a sidecar records
+            try:
+                status = main([str(arg) for arg in args])
+            except SystemExit as exit:  # argparse's usage errors and --help end the program so
+                status = exit.code
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, alarm)
+                logging.disable(logging_switch)
+                if progress_bars is None:  # the command sets it for itself
+                    os.environ.pop("IR_DATASETS_DL_DISABLE_PBAR", None)
+                sys.stdout.flush()
+                sys.stderr.flush()
+        out, err = capfd.readouterr()
+        return SimpleNamespace(returncode=status, stdout=out, stderr=err)
+
+    return run
+
+
 @pytest.fixture(scope="module")
 def stock_commands(tmp_path_factory):
     """One child process for the stock commands of a test module (:class:`stock_commands.StockCommands`)."""

@@ -1,32 +1,16 @@
 """The negplugins command line: one-line errors with exit status 2, never a traceback.
 
-The commands run in this process (:func:`negplugins.cli.main`, what the console script calls); the process
+The commands run in this process (``main_cli``, tests/conftest.py: :func:`negplugins.cli.main`); the process
 itself, its exit status and its signals, is the subject of ``test_demo_runs_offline_end_to_end`` here and of
 ``tests/safety/``.
 """
 
-import contextlib
-import io
 import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
-
-
-def negplugins(*args, cwd=None):
-    """``negplugins ARGS``: its exit status and what it printed (an exception would fail the test)."""
-    from negplugins.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(list(args))
-        except SystemExit as exit:  # argparse's errors end the process so: the console script's status too
-            status = exit.code
-    return SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def assert_one_line_error(result, *fragments):
@@ -47,36 +31,36 @@ def _run(tmp_path, lines):
 GOOD = ["q01 Q0 d01 1 3.5 test", "q01 Q0 d02 2 1.0 test", "q05 Q0 d09 1 2.0 test"]
 
 
-def test_unknown_dataset_suggests_close_ids(tmp_path):
-    assert_one_line_error(negplugins("evaluate", "comlg", str(_run(tmp_path, GOOD))), "unknown dataset 'comlg'",
+def test_unknown_dataset_suggests_close_ids(tmp_path, main_cli):
+    assert_one_line_error(main_cli("evaluate", "comlg", str(_run(tmp_path, GOOD))), "unknown dataset 'comlg'",
                           "did you mean comlq")
-    assert_one_line_error(negplugins("topics", "nevir/tset"), "did you mean nevir/test")
+    assert_one_line_error(main_cli("topics", "nevir/tset"), "did you mean nevir/test")
 
 
-def test_missing_run_file(tmp_path):
-    assert_one_line_error(negplugins("evaluate", "negplugins-demo", str(tmp_path / "nope.trec")), "nope.trec",
+def test_missing_run_file(tmp_path, main_cli):
+    assert_one_line_error(main_cli("evaluate", "negplugins-demo", str(tmp_path / "nope.trec")), "nope.trec",
                           "not found")
 
 
-def test_malformed_run_lines_name_the_line(tmp_path):
+def test_malformed_run_lines_name_the_line(tmp_path, main_cli):
     run = _run(tmp_path, [*GOOD, "q01 Q0 d03 3 1.0"])
-    assert_one_line_error(negplugins("evaluate", "negplugins-demo", str(run)), "run.trec:4", "expected 6 columns")
+    assert_one_line_error(main_cli("evaluate", "negplugins-demo", str(run)), "run.trec:4", "expected 6 columns")
     run = _run(tmp_path, ["q01 Q0 d01 1 high test"])
-    assert_one_line_error(negplugins("evaluate", "negplugins-demo", str(run)), "run.trec:1", "'high' is not a number")
+    assert_one_line_error(main_cli("evaluate", "negplugins-demo", str(run)), "run.trec:1", "'high' is not a number")
 
 
-def test_run_for_another_dataset(tmp_path):
+def test_run_for_another_dataset(tmp_path, main_cli):
     run = _run(tmp_path, ["0 Q0 10000 1 9.1 Anserini"])
-    assert_one_line_error(negplugins("evaluate", "negplugins-demo", str(run)), "no query of the run",
+    assert_one_line_error(main_cli("evaluate", "negplugins-demo", str(run)), "no query of the run",
                           "another dataset")
 
 
-def test_unknown_measure(tmp_path):
-    result = negplugins("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "--measures", "nDCG@10", "RightRnk@10")
+def test_unknown_measure(tmp_path, main_cli):
+    result = main_cli("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "--measures", "nDCG@10", "RightRnk@10")
     assert_one_line_error(result, "RightRnk@10")
 
 
-def test_measures_written_as_ir_measures_takes_them(tmp_path):
+def test_measures_written_as_ir_measures_takes_them(tmp_path, main_cli):
     """One string (ir_measures' habit), several arguments, commas, repeated -m, before or after the positionals:
     the same evaluation; -m before the run never takes it."""
     run = str(_run(tmp_path, GOOD))
@@ -89,15 +73,15 @@ def test_measures_written_as_ir_measures_takes_them(tmp_path):
     ]
     outputs = []
     for form in forms:
-        result = negplugins("evaluate", *form, "--json")
+        result = main_cli("evaluate", *form, "--json")
         assert result.returncode == 0, (form, result.stderr)
         outputs.append(json.loads(result.stdout))
     assert outputs[0]["measures"] == ["nDCG@10", "RR@10", "PairedAcc"]
     assert all(output == outputs[0] for output in outputs[1:])
 
 
-def test_unparseable_measure_names_the_accepted_forms(tmp_path):
-    result = negplugins("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "-m", "nDCG@10;RR@10")
+def test_unparseable_measure_names_the_accepted_forms(tmp_path, main_cli):
+    result = main_cli("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "-m", "nDCG@10;RR@10")
     assert_one_line_error(result, "measure 'nDCG@10;RR@10': cannot parse it", "as one string ('nDCG@10 RR@10'",
                           "as separate arguments", "separated by commas")
 
@@ -125,16 +109,16 @@ def test_split_measures_keeps_parameters_together():
     assert not looks_like_measure("nDCG@10,comlq") and not looks_like_measure("")
 
 
-def test_evaluate_json(tmp_path):
-    result = negplugins("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "--measures", "RR@10", "--json")
+def test_evaluate_json(tmp_path, main_cli):
+    result = main_cli("evaluate", "negplugins-demo", str(_run(tmp_path, GOOD)), "--measures", "RR@10", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     # q01: d01 relevant at rank 1 -> 1; q05: d09 relevant at rank 1 -> 1; 19 judged queries missing -> 0
     assert data["overall"]["RR@10"] == pytest.approx(2 / 21)
 
 
-def test_topics_file(tmp_path):
-    result = negplugins("topics", "negplugins-demo", cwd=tmp_path)
+def test_topics_file(tmp_path, main_cli):
+    result = main_cli("topics", "negplugins-demo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = (tmp_path / "topics" / "negplugins-demo.tsv").read_text().splitlines()
     assert len(lines) == 21 and all(len(line.split("\t")) == 2 for line in lines)
