@@ -435,7 +435,7 @@ def test_bm25_search_over_comlq_interrupted_while_anserini_works(tmp_path, comlq
     else:
         _wait_for(child, lambda: _run_being_written(work, ".bm25.trec.*.tmp"), "lines in the run's temporary file")
     code, stderr, took = _stop(child, signum, 0.0)
-    assert (code, stderr.strip().splitlines()[-1]) == EXIT[signum], stderr
+    assert (code, _last_line(stderr)) == EXIT[signum], stderr
     assert "Traceback" not in stderr and took < 30, (took, stderr)
     assert _hidden(work) == [] and not (work / "bm25.trec").exists()
     assert tree_hashes(lucene) == index_before  # no index (building) or the reused one unchanged (searching)
@@ -471,7 +471,7 @@ def test_leaderboard_build_interrupted_keeps_the_committed_leaderboards(tmp_path
         assert _hidden(project) == []
         if code == 0:
             continue  # finished first: rebuilt with the same bytes
-        assert (code, stderr.strip().splitlines()[-1]) == EXIT[signum], stderr
+        assert (code, _last_line(stderr)) == EXIT[signum], stderr
         assert tree_hashes(project / "leaderboards") == before, f"stopped while {moment}"
 
 
@@ -503,7 +503,7 @@ def test_sigterm_while_ray_runs_exits_143_not_rays_15(tmp_path):
     code, stderr, took = _stop(child, signal.SIGTERM, 2.0)
     if code == 0:
         pytest.skip("the command finished within 2 s of Ray's start")
-    assert (code, stderr.strip().splitlines()[-1]) == EXIT[signal.SIGTERM], stderr
+    assert (code, _last_line(stderr)) == EXIT[signal.SIGTERM], stderr
     assert _hidden(tmp_path) == [] and not (tmp_path / "run.trec").exists()
 
 
@@ -569,7 +569,7 @@ def test_two_signals_at_once_still_exit_130_cleanly(tmp_path, gap):
     time.sleep(gap)
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
-    assert (child.returncode, stderr.strip().splitlines()[-1]) == EXIT[signal.SIGINT], stderr
+    assert (child.returncode, _last_line(stderr)) == EXIT[signal.SIGINT], stderr
     assert "Traceback" not in stderr and _hidden(tmp_path) == [] and not (tmp_path / "idx").exists()
 
 
