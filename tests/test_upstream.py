@@ -29,7 +29,7 @@ def fresh_checks(monkeypatch):
     monkeypatch.setattr(upstream, "_checked", {})
 
 
-@pytest.mark.parametrize("package", ["ir_measures", "ir_datasets", "jnius_config", "pyserini"])
+@pytest.mark.parametrize("package", ["ir_measures", "ir_datasets", "jnius_config", "pyserini", "pyserini.search.lucene"])
 def test_installed_versions_have_everything(package, fresh_checks):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UpstreamChangedWarning)
@@ -99,6 +99,24 @@ def test_pyserini_option_moved_out_of_its_module(fresh_checks, monkeypatch, tmp_
     with pytest.warns(UpstreamChangedWarning, match=r"pyserini \S+: pyserini\.setup \(with '--add-modules=jdk\."
                                                     r"incubator\.vector'\) is not where .*may not start"):
         assert upstream.check("pyserini") == {"pyserini.setup"}
+
+
+def test_a_changed_pyserini_lucene_searcher_is_named(fresh_checks, monkeypatch, tmp_path):
+    """Pyserini's LuceneSearcher no longer calls Anserini's batch_search as the suite does: search bm25 says so, and
+    uses LuceneSearcher itself (tests/pipeline/test_lucene_bm25.py)."""
+    changed = tmp_path / "_searcher.py"
+    changed.write_text("JSimpleSearcher = autoclass('io.anserini.search.SimpleSearcher')\n"
+                       "        self.object.set_language(language)\n        self.object.set_bm25(float(k1), float(b))\n"
+                       "        results = self.object.batch_search(query_strings, qid_strings, k, threads)\n")
+    monkeypatch.setitem(sys.modules, "pyserini.search.lucene._searcher", types.SimpleNamespace(__file__=str(changed)))
+    with pytest.warns(UpstreamChangedWarning) as caught:
+        assert upstream.check("pyserini.search.lucene") == {"pyserini.search.lucene._searcher"}
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2 and all(m.startswith(f"pyserini {importlib.metadata.version('pyserini')}: pyserini."
+                                                   "search.lucene._searcher (with ") for m in messages)
+    assert "int(k), int(threads))" in messages[0] and "entrySet" in messages[1]
+    assert all(m.endswith("negplugins search bm25 imports Pyserini's LuceneSearcher (and with it torch, for about "
+                          "9 s) instead of making the calls it makes itself") for m in messages)
 
 
 def _trimmed_java(tmp_path):

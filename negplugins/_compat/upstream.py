@@ -70,6 +70,8 @@ _TOPIC_NAMES = ("Pyserini's --topics does not know the suite's dataset ids (coml
 _QRELS_NAMES = ("pyserini.eval.trec_eval does not know the suite's dataset ids as qrels names (comlq, excluir/test, "
                 "...): pass the qrels file of 'ir_datasets export <id> qrels' instead")
 _EXPORT = "'ir_datasets export' and 'lookup' skip the bool fields of the suite's records (ComLQ's has_negation)"
+_BM25_CALLS = ("negplugins search bm25 imports Pyserini's LuceneSearcher (and with it torch, for about 9 s) instead "
+               "of making the calls it makes itself")
 _PROVIDER = "the negation measures (RightRank, DeltaMRR, ...) cannot be computed through ir_measures"
 
 #: Package (as imported) -> what the suite needs of it. The patches that rely on each are named in ``breaks``.
@@ -110,6 +112,13 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("pyserini.eval.trec_eval", None, "the java child of pyserini.eval.trec_eval may not be given the "
                "suite's Java 21 runtime (the first java on PATH runs it)", text="subprocess.Popen("),
     ),
+    "pyserini.search.lucene": (  # negplugins._compat.anserini (checked in the source, nothing imported)
+        *(Needed("pyserini.search.lucene._searcher", None, _BM25_CALLS, text=call) for call in (
+            "autoclass('io.anserini.search.SimpleSearcher')", "self.object.set_language(language)",
+            "self.object.set_bm25(float(k1), float(b))",
+            "self.object.batch_search(query_strings, qid_strings, int(k), int(threads))",
+            "{r.getKey(): r.getValue() for r in results.entrySet().toArray()}")),
+    ),
     "pyserini.search": (  # negplugins._compat.pyserini_topics (checked once pyserini.search has been imported)
         Needed("pyserini.search", "get_topics", _TOPIC_NAMES),
         Needed("pyserini.search._base", "get_topics", _TOPIC_NAMES),
@@ -131,11 +140,12 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
 }
 
 #: Distribution names whose version the warning quotes, where they differ from the package's.
-_DISTRIBUTIONS = {"jnius_config": "pyjnius", "pyserini.search": "pyserini",
+_DISTRIBUTIONS = {"jnius_config": "pyjnius", "pyserini.search": "pyserini", "pyserini.search.lucene": "pyserini",
                   "ir_datasets.commands.export": "ir_datasets"}
 
 #: Keys of :data:`NEEDED` that are a module of a package, named by the package in the warning.
-_SHOWN = {"pyserini.search": "pyserini", "ir_datasets.commands.export": "ir_datasets"}
+_SHOWN = {"pyserini.search": "pyserini", "pyserini.search.lucene": "pyserini",
+          "ir_datasets.commands.export": "ir_datasets"}
 
 _checked: dict[str, frozenset[str]] = {}
 
@@ -221,7 +231,7 @@ def check(package: str) -> frozenset[str]:
     ----------
     package : str
         A key of :data:`NEEDED` (``"ir_measures"``, ``"pyterrier"``, ``"jnius_config"``, ``"pyserini"``,
-        ``"pyserini.search"``, ``"ir_datasets"``, ``"ir_datasets.commands.export"``).
+        ``"pyserini.search"``, ``"pyserini.search.lucene"``, ``"ir_datasets"``, ``"ir_datasets.commands.export"``).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""BM25 over a registered dataset with Pyserini's Lucene searcher.
+"""BM25 over a registered dataset with Anserini's Lucene searcher, called as Pyserini's ``LuceneSearcher`` calls it.
 
 The output is the same, byte for byte, as stock ``python -m pyserini.search.lucene --bm25`` with the
 suite's topic file, index and parameters: queries in Pyserini's order (numerically when every id is an
@@ -19,6 +19,7 @@ import os
 
 from .. import datasets
 from .._compat import jvm
+from .._compat.anserini import lucene_searcher
 from ..io.outputs import check_run_output
 from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_THREADS, check_float, check_int, tqdm_disable
@@ -87,9 +88,7 @@ def bm25_search(dataset_id: str, output: str | os.PathLike, index: str | os.Path
     order = pyserini_topic_order(texts)
 
     jvm.configure()
-    from pyserini.search.lucene import LuceneSearcher
-
-    searcher = open_lucene(lambda: LuceneSearcher(str(index)), index)
+    searcher = open_lucene(lambda: lucene_searcher(index), index)  # LuceneSearcher's calls, without torch
     if language != "en":
         searcher.set_language(language)
     searcher.set_bm25(k1, b)

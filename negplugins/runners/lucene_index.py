@@ -108,6 +108,7 @@ def open_lucene(opener, path: str | os.PathLike):
     UserError
         Lucene found the index damaged: the message names it, Lucene's reason and the command that rebuilds it.
     """
+    import pyserini.pyclass  # noqa: F401 - Anserini's jar on the classpath before jnius (below) starts the JVM
     from jnius import JavaException
 
     try:

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import ir_datasets
@@ -86,6 +87,35 @@ def test_bm25_is_identical_to_stock_pyserini(demo_index, stock_commands, tmp_pat
                 hits=int(options.get("--hits", 1000)), threads=2, batch_size=5)
     assert ours.read_bytes() == expected
     assert len(expected.splitlines()) > 21
+
+
+def test_search_bm25_starts_without_pyserini_search_or_torch(demo_index, tmp_path):
+    """It makes the calls Pyserini's ``LuceneSearcher`` makes to Anserini (``negplugins._compat.anserini``) without
+    importing ``pyserini.search``, whose package imports torch and transformers (12 s against 1.9 s for this run
+    on the 2-core machine); its runs are stock Pyserini's (test_bm25_is_identical_to_stock_pyserini)."""
+    run = tmp_path / "bm25.trec"
+    code = ("import sys; from negplugins.cli import main;"
+            f"status = main(['search', 'bm25', {DEMO!r}, '--index', {str(demo_index)!r}, '-o', {str(run)!r}]);"
+            "print(status, sorted(m for m in ('torch', 'transformers', 'pyserini.search', 'pyserini.encode',"
+            " 'jnius') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.splitlines()[-1] == "0 ['jnius']", out.stderr
+    assert read_metadata(run)["parameters"] == {"k1": 0.9, "b": 0.4, "hits": 1000}
+
+
+def test_a_changed_pyserini_searcher_is_used_instead(demo_index, monkeypatch):
+    """Should a Pyserini release change the calls its ``LuceneSearcher`` makes (the check warns:
+    tests/test_upstream.py), the suite searches with ``LuceneSearcher`` itself."""
+    from negplugins._compat import anserini, upstream
+
+    opened = []
+    stand_in = types.ModuleType("pyserini.search.lucene")
+    stand_in.LuceneSearcher = lambda index_dir: opened.append(index_dir) or "LuceneSearcher"
+    monkeypatch.setitem(sys.modules, "pyserini.search.lucene", stand_in)  # not imported for real: torch
+    monkeypatch.setitem(upstream._checked, "pyserini.search.lucene", frozenset({"pyserini.search.lucene._searcher"}))
+    assert anserini.lucene_searcher(demo_index) == "LuceneSearcher" and opened == [str(demo_index)]
+    monkeypatch.setitem(upstream._checked, "pyserini.search.lucene", frozenset())
+    assert type(anserini.lucene_searcher(demo_index)).__name__ == "_SimpleSearcher" and len(opened) == 1
 
 
 def test_run_metadata(demo_index, tmp_path):
