@@ -1,0 +1,94 @@
+"""The README's test command, timed against an earlier revision's suite in the same run (by hand).
+
+    .venv/bin/python benchmarks/bench_test_suite.py [--baseline REV] [--pairs 1]
+
+On a shared machine a suite time alone compares nothing: on the 2-core development machine a fixed Python loop
+(20 million additions, :func:`probe`) took from 1.64 s to 3.0 s within one day, and the suite's time moved with
+it. So each pair runs, one right after the other, the suite of this working tree and the suite of ``REV``
+(default ``HEAD~1``: checked out in a temporary git worktree, beside a link to ``../shared/``, and run with this
+checkout's virtual environment, its own code first on ``PYTHONPATH``), with the probe before and after each. It prints every time, the median
+ratio of the pairs (this tree / ``REV``), and each suite time scaled to the probe's quiet-hour time
+(:data:`QUIET_PROBE_S`), an estimate that assumes the suite slows as the loop does.
+
+Both suites run as CI runs them: ``python -m pytest -q`` with the options of their own ``pyproject.toml``.
+A suite that fails is reported as failed; its time is still printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The probe's time in the quietest hour measured on the 2-core machine (1.64-1.81 s over a morning).
+QUIET_PROBE_S = 1.7
+
+
+def probe() -> float:
+    """Seconds of a fixed CPU-bound loop in this process: the machine's speed of the moment."""
+    start = time.perf_counter()
+    total = 0
+    for number in range(20_000_000):
+        total += number
+    return time.perf_counter() - start
+
+
+def run_suite(folder: Path, env: dict) -> tuple[float, str, int]:
+    """``(seconds, pytest's last line, exit status)`` of the test command in ``folder``."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder, env=env,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    lines = [line for line in done.stdout.splitlines() if re.search(r"\d+ (passed|failed|error)", line)]
+    return seconds, (lines[-1].strip("= ") if lines else "no summary line"), done.returncode
+
+
+def measure(name: str, folder: Path, env: dict) -> dict:
+    before = probe()
+    seconds, summary, status = run_suite(folder, env)
+    after = probe()
+    speed = (before + after) / 2
+    print(f"{name:>9}: {seconds:7.1f} s  probe {before:.2f}/{after:.2f} s  ~{seconds * QUIET_PROBE_S / speed:6.1f} s "
+          f"at a {QUIET_PROBE_S} s probe  ({summary}; exit {status})", flush=True)
+    return {"seconds": seconds, "status": status}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="HEAD~1", help="the git revision to compare with (default HEAD~1)")
+    parser.add_argument("--pairs", type=int, default=1, help="pairs of runs (default 1)")
+    args = parser.parse_args(argv)
+    revision = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.baseline], capture_output=True,
+                              text=True)
+    if revision.returncode != 0:
+        print(f"bench_test_suite: --baseline {args.baseline}: not a revision of {ROOT}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="negplugins-bench-suite-") as tmp:
+        baseline = Path(tmp) / "baseline"
+        shared = ROOT.parent / "shared"  # the tests read ../shared/ from the project root
+        if shared.is_dir():
+            (Path(tmp) / "shared").symlink_to(shared, target_is_directory=True)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(baseline),
+                        revision.stdout.strip()], check=True)
+        try:
+            ratios = []
+            for pair in range(1, args.pairs + 1):
+                print(f"pair {pair}: this tree, then {args.baseline} ({revision.stdout.strip()})", flush=True)
+                ours = measure("this tree", ROOT, dict(os.environ))
+                theirs = measure("baseline", baseline, dict(os.environ, PYTHONPATH=str(baseline)))
+                ratios.append(ours["seconds"] / theirs["seconds"])
+            print(f"this tree / {args.baseline}: {statistics.median(ratios):.2f} (median of {len(ratios)} pairs)")
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)], check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
