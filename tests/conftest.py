@@ -15,6 +15,7 @@ marker, the ``shared_data`` fixture and any test that finds its real data missin
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -33,6 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
 # Set before anything imports torch; the runners' own thread settings (torch.set_num_threads) still apply.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# A run started in the background by a shell without job control (`pytest &`, nohup) has SIGINT ignored, and so would
+# every command the tests start (an ignored signal stays ignored across exec, and Python then installs no
+# KeyboardInterrupt handler): the 39 tests of a terminal user's Ctrl-C then failed, each after its timeout. Each
+# process of the run takes Python's own handler back, so the commands it starts get SIGINT's default, as from a shell.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: Fixtures with which a test reads only the real release, and so may run in the session's shared home.
