@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_test_suite.py [--baseline REV] [--pairs 1]
 
 On a shared machine a suite time alone compares nothing: on the 2-core development machine a fixed Python loop
-(20 million additions, :func:`probe`) took from 1.64 s to 3.0 s within one day, and the suite's time moved with
+(20 million additions, :data:`PROBE`) took from 1.64 s to 3.0 s within one day, and the suite's time moved with
 it. So each pair runs, one right after the other, the suite of this working tree and the suite of ``REV``
 (default ``HEAD~1``: checked out in a temporary git worktree, beside a link to ``../shared/``, and run with this
 checkout's virtual environment, its own code first on ``PYTHONPATH``), with the probe before and after each. It prints every time, the median
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -31,13 +32,14 @@ ROOT = Path(__file__).resolve().parents[1]
 QUIET_PROBE_S = 1.7
 
 
+#: The probe: a loop of 20 million additions at a module's top level, in a fresh interpreter.
+PROBE = "import time\nstart = time.perf_counter()\ntotal = 0\nfor n in range(20_000_000):\n    total += n\n" \
+        "print(time.perf_counter() - start)\n"
+
+
 def probe() -> float:
-    """Seconds of a fixed CPU-bound loop in this process: the machine's speed of the moment."""
-    start = time.perf_counter()
-    total = 0
-    for number in range(20_000_000):
-        total += number
-    return time.perf_counter() - start
+    """Seconds of :data:`PROBE`: the machine's speed of the moment."""
+    return float(subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True).stdout)
 
 
 def run_suite(folder: Path, env: dict) -> tuple[float, str, int]:
@@ -65,6 +67,9 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline", default="HEAD~1", help="the git revision to compare with (default HEAD~1)")
     parser.add_argument("--pairs", type=int, default=1, help="pairs of runs (default 1)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the worktree is removed on the way out
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background: the suites' Ctrl-C tests
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # need the commands they start to get SIGINT
     revision = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.baseline], capture_output=True,
                               text=True)
     if revision.returncode != 0:
