@@ -202,17 +202,20 @@ def _source(module: str) -> Path | None:
     return None
 
 
-def _present(needed: Needed) -> bool:
+def _present(needed: Needed, sources: dict[Path, str | None]) -> bool:
+    """Whether ``needed`` is there; ``sources`` keeps the source texts read so far in this check (each file once)."""
     if needed.attribute is None:
         path = _source(needed.module)
         if path is None:
             return False
         if needed.text is None:
             return True
-        try:
-            return needed.text in path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return False
+        if path not in sources:
+            try:
+                sources[path] = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                sources[path] = None
+        return sources[path] is not None and needed.text in sources[path]
     try:
         target = importlib.import_module(needed.module)
     except ImportError:
@@ -246,7 +249,8 @@ def check(package: str) -> frozenset[str]:
     """
     if package in _checked:
         return _checked[package]
-    missing = [needed for needed in NEEDED[package] if not _present(needed)]
+    sources: dict[Path, str | None] = {}
+    missing = [needed for needed in NEEDED[package] if not _present(needed, sources)]
     if missing:
         version = _version(package)
         shown = _SHOWN.get(package, package)
