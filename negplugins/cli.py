@@ -195,8 +195,8 @@ def _exit_now(status: int) -> None:
     unhandled, never cleared once set, even when the command caught the exception, and at exit then restores
     SIGINT's default and sends itself SIGINT (status -2, after the command's line; seen with strace). 1 Ctrl-C in
     10 landing while ``build_parser`` imports the datasets ended so. And Ray's core worker, stopped by a signal
-    inside a blocking call, can abort in its own C++ teardown as the interpreter exits: the process then ended by SIGABRT (status -6, 1 run in 3 here) after the command had
-    printed its line and removed its partial files. A local Ray is left running by the engine when a signal ends
+    inside a blocking call, can abort in its own C++ teardown as the interpreter exits: the process then ended by
+    SIGABRT (status -6, 1 run in 3 here) after the command had printed its line and removed its partial files. A local Ray is left running by the engine when a signal ends
     the program (:func:`negplugins.runners.ray_cluster.session`): its processes end with this one.
     """
     import os

@@ -32,7 +32,6 @@ class _SimpleSearcher:
     def __init__(self, index_dir: str):
         from pyserini.pyclass import autoclass
 
-        self.index_dir = index_dir
         self.object = autoclass(SEARCHER_CLASS)(index_dir)
 
     def set_language(self, language: str) -> None:

@@ -91,8 +91,8 @@ def test_bm25_is_identical_to_stock_pyserini(demo_index, stock_commands, tmp_pat
 
 def test_search_bm25_starts_without_pyserini_search_or_torch(demo_index, tmp_path):
     """It makes the calls Pyserini's ``LuceneSearcher`` makes to Anserini (``negplugins._compat.anserini``) without
-    importing ``pyserini.search``, whose package imports torch and transformers (12 s against 1.9 s for this run
-    on the 2-core machine); its runs are stock Pyserini's (test_bm25_is_identical_to_stock_pyserini)."""
+    importing ``pyserini.search``, whose package imports torch and transformers (docs/runners.md gives the time it
+    saves); its runs are stock Pyserini's (test_bm25_is_identical_to_stock_pyserini)."""
     run = tmp_path / "bm25.trec"
     code = ("import sys; from negplugins.cli import main;"
             f"status = main(['search', 'bm25', {DEMO!r}, '--index', {str(demo_index)!r}, '-o', {str(run)!r}]);"
