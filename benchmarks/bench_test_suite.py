@@ -64,6 +64,8 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline", default="HEAD~1", help="the git revision to compare with (default HEAD~1)")
     parser.add_argument("--pairs", type=int, default=1, help="pairs of runs (default 1)")
     args = parser.parse_args(argv)
+    if args.pairs < 1:
+        parser.error(f"--pairs: expected 1 or more, got {args.pairs}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the worktree is removed on the way out
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background: the suites' Ctrl-C tests
         signal.signal(signal.SIGINT, signal.default_int_handler)  # need the commands they start to get SIGINT
