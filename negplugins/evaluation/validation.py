@@ -3,7 +3,7 @@
 Checks, each a *kind* of problem reported with line numbers:
 
 ``size``            the file (or its gzip expansion) exceeds the byte limit, or a line is absurdly long
-``encoding``        a line is not UTF-8
+``encoding``        a line is not UTF-8, the file starts with a UTF-8 byte-order mark, or its gzip stream is broken
 ``columns``         a line does not have six white-space separated columns
 ``rank``            the rank column is not an integer
 ``score``           the score column is not a finite number
@@ -20,8 +20,8 @@ except that reading stops after :data:`MAX_MALFORMED` malformed lines (a file th
 
 Document ids are checked against a compact id set built once per corpus and cached on disk under the
 ir_datasets home (``$IR_DATASETS_HOME/negplugins/docids/<namespace>.npz``): a sorted NumPy array of
-the ids (exact, when every id is at most 24 bytes) or of their 64-bit BLAKE2b hashes (longer ids),
-looked up in bulk with ``numpy.searchsorted``.
+the ids (exact, when every id is at most 24 bytes and none ends with a NUL byte, which NumPy's fixed-width
+``S`` arrays drop) or of their 64-bit BLAKE2b hashes (other ids), looked up in bulk with ``numpy.searchsorted``.
 
 Files are read once, within the bounds of the suite's run reader (:mod:`negplugins.io.inputs`): at most
 :data:`MAX_BYTES` bytes (compressed size and gzip expansion alike, also for gzip bombs) and
@@ -62,10 +62,10 @@ MAX_LISTED = 20
 
 KINDS = ("size", "encoding", "columns", "rank", "score", "duplicate", "rank-order", "unknown-query",
          "unknown-document", "empty")
-#: How a count of each kind reads in a summary: (one, several), ``{n}`` the count (``1 line not UTF-8``).
+#: How a count of each kind reads in a summary: (one, several), ``{n}`` the count (``1 encoding problem``).
 _COUNTED = {
     "size": ("{n} size limit exceeded", "{n} size limits exceeded"),
-    "encoding": ("{n} line not UTF-8", "{n} lines not UTF-8"),
+    "encoding": ("{n} encoding problem", "{n} encoding problems"),  # not UTF-8, a byte-order mark, broken gzip
     "columns": ("{n} line without 6 columns", "{n} lines without 6 columns"),
     "rank": ("{n} rank not an integer", "{n} ranks not integers"),
     "score": ("{n} score not a finite number", "{n} scores not finite numbers"),
@@ -78,7 +78,7 @@ _COUNTED = {
 
 
 def count_text(kind: str, count: int) -> str:
-    """A problem count in words: ``1 line not UTF-8``, ``3 unknown query ids``, ``no line``."""
+    """A problem count in words: ``1 encoding problem``, ``3 unknown query ids``, ``no line``."""
     one, several = _COUNTED[kind]
     return (one if count == 1 else several).format(n=count)
 
@@ -223,11 +223,17 @@ class DocIdSet:
         return np.fromiter((int.from_bytes(hashlib.blake2b(i.encode("utf-8"), digest_size=8).digest(), "little")
                             for i in ids), dtype=np.uint64, count=len(ids))
 
+    @staticmethod
+    def _storable(encoded: bytes, width: int) -> bool:
+        """Whether an ``S{width}`` array holds ``encoded`` as it is (it drops trailing NUL bytes)."""
+        return 0 < len(encoded) <= width and not encoded.endswith(b"\0")
+
     @classmethod
     def from_ids(cls, ids: list[str]) -> "DocIdSet":
-        encoded_max = max((len(i.encode("utf-8")) for i in ids), default=1)
-        if encoded_max <= _EXACT_WIDTH:
-            keys = np.array([i.encode("utf-8") for i in ids], dtype=f"S{max(encoded_max, 1)}")
+        encoded = [i.encode("utf-8") for i in ids]
+        width = max(max(map(len, encoded), default=1), 1)
+        if width <= _EXACT_WIDTH and all(cls._storable(e, width) or not e for e in encoded):
+            keys = np.array(encoded, dtype=f"S{width}")
             hashed = False
         else:
             keys = cls._hash(ids)
@@ -236,7 +242,7 @@ class DocIdSet:
         return cls(keys, hashed)
 
     def contains(self, ids: list[str]) -> np.ndarray:
-        """Boolean array: is each id in the set."""
+        """Boolean array: is each id in the set (compared byte for byte)."""
         if not ids:
             return np.zeros(0, dtype=bool)
         if self.hashed:
@@ -244,15 +250,15 @@ class DocIdSet:
         else:
             encoded = [i.encode("utf-8") for i in ids]
             width = self.keys.dtype.itemsize
-            too_long = np.array([len(e) > width or not e for e in encoded], dtype=bool)
-            query = np.array([b"" if bad else e for e, bad in zip(encoded, too_long)], dtype=f"S{width}")
+            unstorable = np.array([not self._storable(e, width) for e in encoded], dtype=bool)
+            query = np.array([b"" if bad else e for e, bad in zip(encoded, unstorable)], dtype=f"S{width}")
         if len(self.keys) == 0:
             return np.zeros(len(ids), dtype=bool)
         positions = np.searchsorted(self.keys, query)
         positions[positions == len(self.keys)] = 0
         found = self.keys[positions] == query
         if not self.hashed:
-            found &= ~too_long
+            found &= ~unstorable
         return found
 
     def __len__(self):

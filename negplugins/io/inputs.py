@@ -43,6 +43,9 @@ _SPARSE_LINE_BYTES = 8
 _NON_SPACE = re.compile(rb"\S")
 #: The first two bytes of a gzip stream (how a run is recognised as gzip, whatever its name).
 GZIP_MAGIC = b"\x1f\x8b"
+#: The UTF-8 byte-order mark. A run is ASCII or UTF-8 without one: trec_eval and ir_measures would read it as part of
+#: the first query id, so every reader of the suite refuses a run that starts with it.
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class BoundedReadError(UserError):

@@ -2,9 +2,10 @@
 
 :func:`read_run_bytes` reads a run (plain or gzip) within the bounds of :mod:`negplugins.io.inputs` into one
 ``bytes`` object; :func:`parse_columns` splits it into columns with pyarrow's CSV reader when every line has the
-plain form ``qid Q0 docid rank score tag`` (one space between columns, ASCII digits for the rank, a number
-pyarrow and Python both read the same way for the score). Anything else (tabs, several spaces, a malformed line,
-a non-finite score, ...) returns ``None`` and the caller reads the same bytes line by line
+plain form ``qid Q0 docid rank score tag`` (one space between columns, no column empty, no byte-order mark, ASCII
+digits for the rank, a number pyarrow and Python both read the same way for the score). Anything else (tabs,
+several spaces, a space opening or closing a line, a malformed line, a non-finite score, ...) returns ``None`` and
+the caller reads the same bytes line by line
 (:func:`negplugins.io.trec.parse_run_lines`), which names the file, the line and the problem: the line of a
 problem is looked for only when there is one.
 
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .inputs import GZIP_MAGIC, MAX_LINE_BYTES, max_run_bytes, open_regular
+from .inputs import GZIP_MAGIC, MAX_LINE_BYTES, UTF8_BOM, max_run_bytes, open_regular
 
 __all__ = ["RunColumns", "read_run_bytes", "parse_columns"]
 
@@ -76,6 +77,8 @@ def read_run_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes |
 
 def _plain_form(data: bytes) -> bool:
     """True when splitting on single spaces and newlines reads the lines as ``str.split()`` does."""
+    if data.startswith(UTF8_BOM):
+        return False
     if any(byte in data for byte in (bytes([b]) for b in _OTHER_ASCII_SPACE)):
         return False
     carriage = data.count(b"\r")
@@ -110,6 +113,7 @@ def parse_columns(data: bytes) -> RunColumns | None:
 
     if not _plain_form(data):
         return None
+    _import_pandas_first()
     names = ["query", "q0", "doc", "rank", "score", "tag"]
     try:
         table = csv.read_csv(
@@ -118,14 +122,15 @@ def parse_columns(data: bytes) -> RunColumns | None:
             parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False,
                                            double_quote=False, newlines_in_values=False, ignore_empty_lines=True),
             convert_options=csv.ConvertOptions(
-                column_types={"query": pa.string(), "doc": pa.string(), "rank": pa.dictionary(pa.int32(), pa.string()),
-                              "score": pa.float64()},
-                include_columns=["query", "doc", "rank", "score"], null_values=[], strings_can_be_null=False,
-                quoted_strings_can_be_null=False, check_utf8=True))
+                column_types={"query": pa.string(), "q0": pa.binary(), "doc": pa.string(),
+                              "rank": pa.dictionary(pa.int32(), pa.string()), "score": pa.float64(),
+                              "tag": pa.binary()},
+                null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if table.num_rows == 0:
+    if table.num_rows == 0 or _has_empty_column(table):
         return None
+    table = table.drop_columns(["q0", "tag"])  # read only to be checked
     rank = _ranks(table.column("rank"))
     if rank is None:
         return None
@@ -136,6 +141,23 @@ def parse_columns(data: bytes) -> RunColumns | None:
     docs = table.column("doc").combine_chunks().dictionary_encode()
     return RunColumns(queries.dictionary.to_pylist(), queries.indices.to_numpy().astype(np.int64),
                       docs.dictionary, docs.indices.to_numpy().astype(np.int64), rank, score)
+
+
+def _has_empty_column(table) -> bool:
+    """True when a line has an empty column: two spaces in a row, or a space opening or closing the line, where
+    ``str.split()`` reads one column fewer (an empty rank or score is not read as a number)."""
+    import pyarrow.compute as pc
+
+    return any(pc.min(pc.binary_length(table.column(name))).as_py() == 0 for name in ("query", "q0", "doc", "tag"))
+
+
+def _import_pandas_first() -> None:
+    """Import pandas, when installed, before pyarrow does: pyarrow imports it on its first conversion to NumPy, from
+    C++ that drops an exception raised meanwhile (Ctrl-C's), and the command went on as if no signal had come."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:  # pyarrow will not import it either
+        pass
 
 
 def _ranks(column) -> np.ndarray | None:

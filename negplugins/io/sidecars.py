@@ -459,7 +459,8 @@ def _registered(dataset_id: str) -> bool:
 
 
 def run_tags(run_path: str | os.PathLike) -> set[str]:
-    """The tags (last column) of a run's lines, read with the suite's bounded reader.
+    """The tags (last column) of a run's lines, read with the suite's bounded reader and split on white space as
+    the run reader splits them (:func:`negplugins.io.trec.parse_run_lines`).
 
     Raises
     ------
@@ -470,9 +471,9 @@ def run_tags(run_path: str | os.PathLike) -> set[str]:
 
     tags = set()
     for _, line in iter_run_lines(run_path):
-        fields = line.split()
+        fields = line.decode("utf-8", errors="replace").split()
         if fields:
-            tags.add(fields[-1].decode("utf-8", errors="replace"))
+            tags.add(fields[-1])
             if len(tags) > 1:
                 break
     return tags

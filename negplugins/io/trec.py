@@ -15,7 +15,7 @@ from typing import Iterable, Mapping
 
 from ..errors import UserError
 from .files import atomic_writer
-from .inputs import iter_run_lines
+from .inputs import UTF8_BOM, iter_run_lines
 
 __all__ = ["RunFormatError", "parse_run_lines", "read_run", "check_run_format", "write_run", "ranked"]
 
@@ -28,13 +28,19 @@ def parse_run_lines(path: str | os.PathLike, on_problem, limit: int | None = Non
     """Yield ``(line_number, query_id, doc_id, rank, score)`` of the well-formed lines of a run.
 
     The file is read by :func:`negplugins.io.inputs.iter_run_lines` (bounded, gzip by magic bytes).
-    Each malformed line is passed to ``on_problem(kind, line_number, message)`` (kinds as in
-    :mod:`negplugins.evaluation.validation`: ``encoding``, ``columns``, ``rank``, ``score``) and skipped;
+    A line is split on runs of white space (``str.split()``, as ir_measures reads it) and must give
+    six columns. Each malformed line, and a first line opening with a UTF-8 byte-order mark, is passed to
+    ``on_problem(kind, line_number, message)`` (kinds as in :mod:`negplugins.evaluation.validation`:
+    ``encoding``, ``columns``, ``rank``, ``score``) and skipped;
     ``on_problem`` may raise to stop. Bounds and unreadable files raise
     :class:`~negplugins.io.inputs.BoundedReadError`. ``data``: the file's content already read
     (:func:`negplugins.io.run_columns.read_run_bytes`), split instead of opening the file again.
     """
     for number, raw in iter_run_lines(path, limit, data=data):
+        if number == 1 and raw.startswith(UTF8_BOM):
+            on_problem("encoding", number, "the file starts with a UTF-8 byte-order mark; a run is ASCII or UTF-8 "
+                                           "without one (trec_eval would read it as part of the first query id)")
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -162,14 +162,14 @@ def test_doc_id_set_exact_and_hashed(tmp_path, ids):
 
 
 def test_the_summary_counts_problems_in_words(tmp_path):
-    """``invalid run ...: 1 line not UTF-8`` (it read "1 encoding"), each kind with its own words, plural when due."""
+    """``invalid run ...: 1 encoding problem`` (it read "1 encoding"), each kind with its own words, plural when due."""
     from negplugins.evaluation.validation import KINDS, count_text
 
     DEMO = "negplugins-demo"
     path = tmp_path / "run.trec"
     path.write_bytes(b"q01 Q0 d01 1 3.5 t\nq01 Q0 d02 2 \xff t\nq01 Q0 d01 3 1.0 t\nq99 Q0 d01 1 1.0 t\n")
     report = validate_run(DEMO, path)
-    assert report.summary() == (f"{path}: invalid run for {DEMO}: 1 line not UTF-8, "
+    assert report.summary() == (f"{path}: invalid run for {DEMO}: 1 encoding problem, "
                                 "1 duplicate (query, document) pair, 1 unknown query id")
     assert [count_text(kind, 2) for kind in ("columns", "unknown-document")] == [
         "2 lines without 6 columns", "2 unknown document ids"]
