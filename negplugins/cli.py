@@ -10,6 +10,9 @@ column (``leaderboard sidecar`` also takes its old ``--tag``), ``--no-check-docs
 check (``validate`` also takes its old ``--no-documents``). Old spellings are accepted, hidden from
 ``--help``.
 
+Each command declares what it reads besides the datasets' files, ``set_defaults(reads=options_read("run", ...))``
+(:mod:`negplugins.io.command_inputs`): none of its outputs may be, or lie inside, any of it.
+
 Errors: a value out of range (:mod:`negplugins.options`), a usage mistake or any error a user can fix
 (:class:`~negplugins.errors.UserError`, a failed download, a full disk, a malformed data file) is printed as one
 line, ``negplugins: error: ...``, with exit status 2 (commands that document it exit 1 for an invalid
@@ -26,6 +29,15 @@ import signal
 import sys
 
 from .errors import UserError
+from .io.interrupts import (
+    Terminated,
+    clear_stop_signal,
+    ends_without_teardown,
+    note_stop_signal,
+    process_ends_on_signal,
+    signal_ends_process,
+    stop_signal,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -110,16 +122,14 @@ def _quiet_logs() -> None:
 _AS_PROGRAM = False
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised in the main thread so that every pending cleanup (``finally``, ``with``) runs."""
-
-
 def _terminate(signum, frame):
+    note_stop_signal(signal.SIGTERM)  # first: the exception below may be lost in third-party code, the flag is not
     _stopping()
     raise Terminated()
 
 
 def _interrupt(signum, frame):
+    note_stop_signal(signal.SIGINT)
     _stopping()
     raise KeyboardInterrupt
 
@@ -131,8 +141,6 @@ def _stopping() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):  # first: a signal from here on finds the handler that waits
         signal.signal(signum, _already_stopping)
     if _AS_PROGRAM:
-        from .io.interrupts import signal_ends_process
-
         signal_ends_process()
 
 
@@ -144,15 +152,18 @@ def main(argv=None) -> int:
     """Run one command; SIGTERM ends it like Ctrl-C, cleanups included (exit status 143).
 
     Either signal, from the moment this function starts (building the parser imports the datasets, seconds
-    on a slow disk) to its return, ends the command with one line and status 130 or 143, never a traceback.
-    Once one has come, further ones are ignored while the cleanups run; one that comes once the command has
-    ended (while its status is returned) changes nothing.
+    on a slow disk) to its return, ends the command with one line and status 130 or 143, never a traceback,
+    and no output put in place after it: also when third-party code swallowed the signal's exception (the
+    handlers record the signal, :func:`negplugins.io.interrupts.note_stop_signal`). Once one has come, further
+    ones are ignored while the cleanups run; one that comes once the command has ended (while its status is
+    returned) changes nothing.
     """
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return _interruptible(argv)
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    clear_stop_signal()
     signal.signal(signal.SIGTERM, _terminate)
     if previous[signal.SIGINT] is signal.default_int_handler:  # Python's own (not SIG_IGN, as under nohup)
         signal.signal(signal.SIGINT, _interrupt)
@@ -161,6 +172,7 @@ def main(argv=None) -> int:
     finally:
         for signum, handler in previous.items():
             _ended(signal.signal, signum, handler)
+        clear_stop_signal()  # the process goes on (a caller of main): its own writes are not this command's
     return status
 
 
@@ -181,9 +193,7 @@ def run() -> None:
         status = 143
     for signum in (signal.SIGINT, signal.SIGTERM):
         _ended(signal.signal, signum, signal.SIG_IGN)
-    from .io.interrupts import process_ends_on_signal
-
-    if status in (130, 143) or process_ends_on_signal():
+    if status in (130, 143) or process_ends_on_signal() or ends_without_teardown():
         _exit_now(status)
     sys.exit(status)
 
@@ -218,14 +228,22 @@ def _ended(call, *args, **kwargs) -> None:
 
 
 def _interruptible(argv) -> int:
+    """:func:`_main`; a signal that came meanwhile decides the status, whether or not its exception got here."""
+    caught = None
     try:
-        return _main(argv)
+        status = _main(argv)
     except KeyboardInterrupt:
-        _ended(print, f"{_PROG}: interrupted", file=sys.stderr)
-        return 130
+        caught = signal.SIGINT
     except Terminated:
+        caught = signal.SIGTERM
+    signum = stop_signal() or caught
+    if not signum:
+        return status
+    if signum == signal.SIGTERM:
         _ended(print, f"{_PROG}: terminated", file=sys.stderr)
         return 143
+    _ended(print, f"{_PROG}: interrupted", file=sys.stderr)
+    return 130
 
 
 def _main(argv) -> int:
@@ -249,11 +267,16 @@ def _main(argv) -> int:
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError
 
+    from .io.command_inputs import command_inputs, reading
+
     try:
-        status = args.func(args)
+        with reading(*command_inputs(args)):  # no output of the command may be, or be inside, what it reads
+            status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return status
     except (UserError, DownloadError, DiskSpaceError, FormatError) as error:
+        if args.verbose and getattr(error, "traceback_text", None):  # another library's failure behind it (Ray's)
+            print(error.traceback_text, file=sys.stderr, end="")
         print(f"{_PROG}: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -321,6 +344,8 @@ def _internal_error(verbose: bool) -> int:
     error = sys.exc_info()[1]
     if verbose:
         traceback.print_exc()
+    elif stop_signal():  # a consequence of the signal (a library half imported when it came): said as such after
+        pass
     else:
         print(f"{_PROG}: internal error: {type(error).__name__}: {_one_line(error)} "
               f"(run with -v for the traceback; please report it)", file=sys.stderr)

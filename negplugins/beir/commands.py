@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..io.command_inputs import options_read
 from ..options import FORCE_HELP, MAX_HITS, bounded_int
 
 __all__ = ["add_commands"]
@@ -77,4 +78,4 @@ def add_commands(commands, runners) -> None:
                    help=f"keep at most this many documents per query, 1 to {MAX_HITS} (default: all)")
     p.add_argument("--no-check-docs", action="store_true", help="do not check doc ids against the corpus")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=_cmd_import_beir)
+    p.set_defaults(func=_cmd_import_beir, reads=options_read("results"))

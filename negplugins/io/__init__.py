@@ -5,5 +5,6 @@
 * :mod:`~negplugins.io.sidecars`: the ``<run>.meta.json`` sidecar every run gets;
 * :mod:`~negplugins.io.inputs` and :mod:`~negplugins.io.jsonfile`: size-, depth- and type-bounded reading;
 * :mod:`~negplugins.io.files` and :mod:`~negplugins.io.outputs`: the one write path (temporary then
-  rename, never onto an input or a folder the suite did not write).
+  rename, never onto an input or a folder the suite did not write);
+* :mod:`~negplugins.io.command_inputs`: what a command reads, and the one rule that keeps its outputs off it.
 """

@@ -4,15 +4,17 @@ Every command writes through :func:`atomic_writer` (files) or :func:`atomic_dire
 
 - Nothing half-written is left at the destination: the output is written beside it and renamed into
   place only when complete.
-- A file output is never a folder, a FIFO, a socket or a block device, and never the same file as one
-  of the command's inputs (compared with ``os.path.samefile``, so through symbolic and hard links).
+- A file output is never a folder, a FIFO, a socket or a block device, and never one of the command's
+  inputs nor inside one (compared with ``os.path.samefile``, so through symbolic and hard links; the inputs
+  are those passed and those the command declared: :mod:`negplugins.io.command_inputs`).
   A character device (``/dev/null``, ``/dev/stdout``) is written through, never replaced. A symbolic
   link is followed: its target is replaced, the link stays.
 - A folder output is replaced only when it is empty or recognisably the suite's own output: it holds
   :data:`MARKER`, which lists every file the suite wrote into it, and nothing else (indexes built
   before the marker existed are recognised by their manifest). Never the current directory or one
   of its parents, the home folder, ``/``, a repository root (a folder holding ``.git``), a folder
-  holding contributed runs, or any folder holding files the suite did not write.
+  holding contributed runs, any folder holding files the suite did not write, nor a folder that is, is inside
+  or holds one of the command's inputs.
 - Two commands writing the same folder take turns: each holds an exclusive ``fcntl.flock`` on a lock
   file beside the destination (``.<name>.lock``, removed when released); the second waits, with a
   message, up to ``NEGPLUGINS_LOCK_TIMEOUT`` seconds (default: no limit) and then refuses. Leftovers
@@ -37,8 +39,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import OutputError, UserError
+from .command_inputs import check_not_input, same_file
 from .destinations import check_destination
-from .interrupts import deferred_signals
+from .interrupts import check_not_stopping, deferred_signals
 
 __all__ = ["MARKER", "OutputError", "atomic_writer", "written_together", "pending_file", "atomic_directory",
            "scratch_directory", "output_lock", "check_file_output", "check_folder_output", "check_free_space", "write_marker", "same_file"]
@@ -78,23 +81,6 @@ def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
         raise OutputError(str(error)) from None
 
 
-def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether ``a`` and ``b`` name the same file: same inode (links followed) or same resolved path."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return Path(a).resolve() == Path(b).resolve()
-
-
-def _inside(path: Path, folder) -> bool:
-    """Whether ``path`` lies inside the folder ``folder`` (links resolved, so ``idx/../idx/x`` is inside ``idx``)."""
-    try:
-        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
-    except (OSError, ValueError):
-        return False
-    return root in real.parents
-
-
 def _kind(mode: int) -> str | None:
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISBLK, "a block device")):
@@ -104,7 +90,8 @@ def _kind(mode: int) -> str | None:
 
 
 def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
-    """Refuse a file output that is a folder, FIFO, socket or block device, or one of ``inputs``.
+    """Refuse a file output that is a folder, FIFO, socket or block device, or is (or is inside) one of ``inputs``
+    or of the inputs the command declared (:func:`negplugins.io.command_inputs.check_not_input`).
 
     Raises
     ------
@@ -119,14 +106,7 @@ def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
         mode = None
     if mode is not None and _kind(mode):
         raise OutputError(f"{path}: is {_kind(mode)}; the output must be a regular file")
-    for source in inputs:
-        if source is None:
-            continue
-        if same_file(path, source):
-            raise OutputError(f"{path}: is the same file as the input {source}; write the output to another file")
-        if os.path.isdir(source) and _inside(path, source):
-            raise OutputError(f"{path}: is inside {source}, which this command reads; write the output elsewhere "
-                              f"(--force replaces a previous output, never an input of the same command)")
+    check_not_input(path, inputs)
 
 
 @contextlib.contextmanager
@@ -154,6 +134,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
     check_file_output(path, inputs)
     text = {} if "b" in mode else {"encoding": encoding, "newline": ""}
     if path.exists() and stat.S_ISCHR(os.stat(path).st_mode):
+        check_not_stopping()
         with open(path, mode, **text) as f:  # /dev/null, /dev/stdout: written through, never replaced
             yield f
         return
@@ -171,6 +152,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
             group.append((Path(tmp), path))
             tmp = None
             return
+        check_not_stopping()  # a signal whose exception was lost on the way leaves the previous file too
         with deferred_signals() as pending:
             if not pending:  # a signal that came just before leaves the previous file
                 os.replace(tmp, path)
@@ -199,6 +181,7 @@ def written_together():
         yield
         _GROUP.reset(token)
         token = None
+        check_not_stopping()
         with deferred_signals() as pending:
             if not pending:
                 for tmp, path in group:
@@ -295,7 +278,8 @@ def _nearest_existing(path: Path) -> Path | None:
     return None
 
 
-def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] | None = None) -> None:
+def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] | None = None,
+                        inputs: Iterable = ()) -> None:
     """Refuse a folder output that the suite may not replace (see the module's description).
 
     Parameters
@@ -305,6 +289,8 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
     legacy : callable, optional
         ``legacy(folder) -> bool``: also recognise an older output of the calling command (one written
         before :data:`MARKER` existed).
+    inputs : iterable of paths
+        What the command reads besides its declared inputs; the folder may not be, be inside or hold one.
 
     Raises
     ------
@@ -325,12 +311,14 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
         above = _nearest_existing(path.parent)
         if above is not None and not above.is_dir():
             raise OutputError(f"{path}: cannot be created, {above} is not a folder")
+        check_not_input(path, inputs, folder=True)
         return
     if not path.is_dir():
         raise OutputError(f"{path}: exists and is not a folder")
     if (path / ".git").exists():
         raise OutputError(f"{path}: is a repository root (holds .git); give a new folder as the output")
     if not any(path.iterdir()) or _owned(path, legacy):
+        check_not_input(path, inputs, folder=True)  # (any other folder is refused below)
         return
     runs = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.name.endswith(_RUN_ENDINGS))
     if runs:
@@ -495,7 +483,7 @@ def scratch_directory(path: str | os.PathLike, label: str = "scratch"):
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike, *, legacy: Callable[[Path], bool] | None = None):
+def atomic_directory(path: str | os.PathLike, *, legacy: Callable[[Path], bool] | None = None, inputs: Iterable = ()):
     """Yield a temporary directory beside ``path``; it becomes ``path`` only if the block succeeds.
 
     An existing ``path`` is replaced only if :func:`check_folder_output` allows it (checked before the
@@ -514,11 +502,12 @@ def atomic_directory(path: str | os.PathLike, *, legacy: Callable[[Path], bool] 
     ----------
     path : path
         The folder to create or replace.
-    legacy : callable, optional
+    legacy, inputs : optional
         Passed to :func:`check_folder_output`.
     """
     path = Path(path)
-    check_folder_output(path, legacy)
+    inputs = [source for source in inputs if source is not None]
+    check_folder_output(path, legacy, inputs)
     with output_lock(path):
         _remove_stale_partials(path)
         tmp = None
@@ -537,6 +526,7 @@ def atomic_directory(path: str | os.PathLike, *, legacy: Callable[[Path], bool] 
 
 def _swap(new: Path, path: Path, legacy: Callable[[Path], bool] | None) -> None:
     """Put the folder ``new`` at ``path``, the previous ``path`` removed; on any failure or signal, undo."""
+    check_not_stopping()
     with deferred_signals() as pending:
         aside = None
         committed = False

@@ -1,12 +1,17 @@
 """Steps that SIGINT and SIGTERM may not cut in two: the swap of an output into place and the cleanups.
 
 Ctrl-C raises ``KeyboardInterrupt`` wherever the main thread happens to be, and the command line turns SIGTERM
-into an exception the same way (:class:`negplugins.cli.Terminated`). Most of a command may stop anywhere: its
+into an exception the same way (:class:`Terminated`). Most of a command may stop anywhere: its
 outputs are written beside their destination and its ``finally`` blocks remove them. But a few steps must
 run whole or not at all: moving a previous output aside and the new one into its place, or removing a
 temporary file in a ``finally`` block (an exception raised inside that block, before the removal, leaves the
 file behind). :func:`deferred_signals` holds SIGINT and SIGTERM back while such a step runs and delivers
 them, to the handler they had, as soon as it ends.
+
+The exception a signal raises may not survive: third-party code running when it lands can swallow it (pyarrow
+imports pandas lazily, and loses an exception raised inside that import). So the command line's handlers also
+record the signal in a plain flag (:func:`note_stop_signal`), and every point that puts an output in place asks
+:func:`check_not_stopping` first: once a signal has come, nothing more is written, whatever became of its exception.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ import os
 import signal
 import threading
 
-__all__ = ["DEFERRED_SIGNALS", "deferred_signals", "keep_signal_handlers", "process_ends_on_signal",
-           "signal_ends_process"]
+__all__ = ["DEFERRED_SIGNALS", "Terminated", "check_not_stopping", "clear_stop_signal", "deferred_signals",
+           "end_without_teardown", "ends_without_teardown", "keep_signal_handlers", "note_stop_signal",
+           "process_ends_on_signal", "signal_ends_process", "stop_signal"]
 
 #: The signals :func:`deferred_signals` holds back.
 DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -25,6 +31,50 @@ DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: Set from a signal handler, so a plain flag: a lock taken there (``threading.Event.set`` takes one) deadlocks
 #: the process when a second signal's handler runs while the first one holds it.
 _ending = False
+
+
+#: The first SIGINT or SIGTERM that is stopping the running command (0: none); a plain value, for the same reason.
+_stop_signal = 0
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every pending cleanup (``finally``, ``with``) runs."""
+
+
+def note_stop_signal(signum: int) -> None:
+    """Record that ``signum`` is stopping the running command (the first one recorded stays). Safe in a signal
+    handler: it takes no lock and imports nothing."""
+    global _stop_signal
+    if not _stop_signal:
+        _stop_signal = signum
+
+
+def stop_signal() -> int:
+    """The signal stopping the running command (:func:`note_stop_signal`), else 0."""
+    return _stop_signal
+
+
+def clear_stop_signal() -> None:
+    """Forget the recorded signal: a new command starts, or the one it stopped has ended."""
+    global _stop_signal
+    _stop_signal = 0
+
+
+def check_not_stopping() -> None:
+    """Raise the recorded signal's exception again, if a signal is stopping the command: called before an output is
+    put in place, so that a signal whose exception third-party code swallowed still writes nothing.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        SIGINT came.
+    Terminated
+        SIGTERM came.
+    """
+    if _stop_signal == signal.SIGTERM:
+        raise Terminated()
+    if _stop_signal:
+        raise KeyboardInterrupt
 
 
 def signal_ends_process() -> None:
@@ -39,6 +89,23 @@ def process_ends_on_signal() -> bool:
     """Whether a signal is ending this process (:func:`signal_ends_process`); never in a process that called the
     suite's Python API, or ``negplugins.cli.main``, itself."""
     return _ending
+
+
+#: Whether a library this process drives can no longer end cleanly (:func:`end_without_teardown`); a plain flag too.
+_no_teardown = False
+
+
+def end_without_teardown() -> None:
+    """Say that the interpreter's teardown would hang or crash on a library's state (Ray, once the raylet of this
+    machine died: its exit handler waits for the raylet, and its core worker ends the process meanwhile): the
+    ``negplugins`` program then ends the process as soon as the command has ended, with the command's status."""
+    global _no_teardown
+    _no_teardown = True
+
+
+def ends_without_teardown() -> bool:
+    """Whether :func:`end_without_teardown` was called in this process."""
+    return _no_teardown
 
 
 class _Pending:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.command_inputs import options_read
 from ..options import add_progress_options
 
 __all__ = ["add_commands"]
@@ -107,7 +108,7 @@ def add_commands(commands, runners) -> None:
         p.add_argument("--runs", default="runs", help="contributed runs (default: runs)")
         p.add_argument("--output", default="leaderboards", help="published leaderboards (default: leaderboards)")
         add_progress_options(p)
-        p.set_defaults(func=func)
+        p.set_defaults(func=func, reads=options_read("runs"))
     p = actions.add_parser("sidecar", help="write the metadata sidecar of a hand-made (external) run")
     p.add_argument("run", help="runs/<dataset>/<name>.trec[.gz]")
     p.add_argument("--dataset", required=True)
@@ -126,4 +127,4 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--authors-pipeline", action="store_true",
                    help="the run follows the authors' own code or configuration (with --reproduces)")
     p.add_argument("--force", action="store_true", help="replace the sidecar even if it is tracked by git")
-    p.set_defaults(func=_cmd_sidecar)
+    p.set_defaults(func=_cmd_sidecar, reads=options_read("run"))

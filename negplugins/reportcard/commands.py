@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from ..io.command_inputs import options_read
 from ..options import FORCE_HELP, MAX_BATCH_SIZE, bounded_int
 
 __all__ = ["add_commands"]
@@ -87,4 +88,4 @@ def add_commands(commands, runners) -> None:
                         "the authors' pipeline where the suite has it); the report then compares the model with none")
     p.add_argument("--no-progress", action="store_true", help="no progress lines or bars on standard error")
     p.add_argument("--force", action="store_true", help=FORCE_HELP + "; also the report, summary and results files")
-    p.set_defaults(func=_cmd_benchmark)
+    p.set_defaults(func=_cmd_benchmark, reads=options_read("model"))
