@@ -59,13 +59,26 @@ def test_registration_warns_and_applies_the_rest_when_the_pipeline_providers_mov
     assert ir_measures.parse_measure("RightRank@10") is not None  # the names are still registered
 
 
-def test_nothing_but_the_suites_names_and_provider_is_checked_in_ir_measures():
-    # the suite adds to ir_measures' registries and DefaultPipeline.providers, and patches nothing else there
-    # (it no longer wraps DefaultPipeline._evaluator): those are all it needs to find
+def test_what_the_suite_needs_of_ir_measures_is_checked():
+    # the suite adds to ir_measures' registries and DefaultPipeline.providers, and shadows DefaultPipeline._evaluator
+    # for the calls that mix its measures with standard ones: those are all it needs to find
     assert {needed.name for needed in upstream.NEEDED["ir_measures"]} == {
         "ir_measures.measures.registry", "ir_measures.measures.register", "ir_measures.providers.registry",
-        "ir_measures.providers.register", "ir_measures.DefaultPipeline.providers"}
-    assert "_evaluator" not in vars(ir_measures.DefaultPipeline)  # ir_measures' own method, not shadowed
+        "ir_measures.providers.register", "ir_measures.DefaultPipeline.providers",
+        "ir_measures.DefaultPipeline._evaluator", "ir_measures.providers.Evaluator"}
+    stock_only = ir_measures.evaluator([ir_measures.nDCG @ 10, ir_measures.Judged @ 10], {"q": {"d": 1}})
+    assert type(stock_only) is ir_measures.providers.fallback_provider.FallbackEvaluator  # ir_measures' own
+
+
+def test_registration_warns_when_the_pipeline_evaluator_moved(fresh_checks, monkeypatch):
+    pipeline = ir_measures.DefaultPipeline
+    monkeypatch.delattr(pipeline, "_evaluator")
+    for cls in type(pipeline).__mro__:  # FallbackProvider's and Provider's
+        if "_evaluator" in vars(cls):
+            monkeypatch.delattr(cls, "_evaluator")
+    with pytest.warns(UpstreamChangedWarning, match=r"DefaultPipeline\._evaluator .*list NaN"):
+        ir_measures_hooks.register()
+    assert "_evaluator" not in vars(pipeline)  # not shadowed where there is nothing to wrap
 
 
 def test_a_moved_pyterrier_function_is_left_alone(monkeypatch):

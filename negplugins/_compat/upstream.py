@@ -73,6 +73,8 @@ _EXPORT = "'ir_datasets export' and 'lookup' skip the bool fields of the suite's
 _BM25_CALLS = ("negplugins search bm25 imports Pyserini's LuceneSearcher (and with it torch, for about 9 s) instead "
                "of making the calls it makes itself")
 _PROVIDER = "the negation measures (RightRank, DeltaMRR, ...) cannot be computed through ir_measures"
+_UNDEFINED_ROWS = ("asked together with standard measures, the negation measures' per-query values list NaN for "
+                   "the queries they are undefined on")
 
 #: Package (as imported) -> what the suite needs of it. The patches that rely on each are named in ``breaks``.
 NEEDED: dict[str, tuple[Needed, ...]] = {
@@ -83,6 +85,8 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("ir_measures", "providers.registry", _PROVIDER),
         Needed("ir_measures", "providers.register", _PROVIDER),
         Needed("ir_measures", "DefaultPipeline.providers", _PROVIDER),
+        Needed("ir_measures", "DefaultPipeline._evaluator", _UNDEFINED_ROWS),
+        Needed("ir_measures", "providers.Evaluator", _UNDEFINED_ROWS),
     ),
     "pyterrier": (  # negplugins._compat.pyterrier
         Needed("pyterrier._evaluation._execution", "_ir_measures_to_dict",

@@ -125,8 +125,9 @@ def _comparison_table(cmp, digits, per_query) -> str:
                               _p(t["p_t"]), _p(t["p_t_holm"]), _p(t["p_randomization"]),
                               _p(t["p_randomization_holm"])])
     if test_rows:
-        parts.append(f"\nPaired tests against {base.label} (queries with a value in both runs; 95% CI: t-based, "
-                     "of the mean difference; Holm across runs, per measure)")
+        per_pair = "".join(f", {m} per NevIR pair" for m in cmp.measures if m in base.units)
+        parts.append(f"\nPaired tests against {base.label} (queries with a value in both runs{per_pair}; 95% CI: "
+                     "t-based, of the mean difference; Holm across runs, per measure)")
         parts.append(_grid(["run", "measure", "n", "diff", "95% CI", "p(t)", "p(t) Holm", "p(rand)",
                             "p(rand) Holm"], test_rows))
     if base.subsets:

@@ -14,6 +14,8 @@
 
 :func:`compare` tests every run against a baseline, per measure, on the queries for which the measure
 has a value in both runs, and corrects the p-values with Holm across the runs (per measure and test).
+A measure whose one value is given to several queries (``units``: PairedAcc, one value per NevIR pair given to
+both its queries) is tested, bounded and counted per unit (:func:`by_unit`): a pair counts once, never twice.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..options import MAX_PERMUTATIONS, check_int
 
 __all__ = ["ALPHA", "PERMUTATIONS", "SEED", "TIE_TOLERANCE", "CI_METHOD", "paired_t_test", "randomization_test",
            "mean_confidence_interval", "evaluation_intervals", "t_confidence_interval", "holm", "compare",
-           "wins_losses_ties"]
+           "wins_losses_ties", "by_unit"]
 
 #: Significance level, the one the suite uses everywhere: a run differs significantly from the baseline when
 #: its Holm-corrected randomization-test p-value is below ``ALPHA`` (the marks of ``negplugins evaluate``'s
@@ -44,6 +46,24 @@ PROGRESS_FROM = 1_000_000
 
 #: Called with the number of sign vectors just drawn.
 Progress = Callable[[int], None]
+
+
+#: ``{measure: {query_id: unit}}``: the queries that share one value of a measure, mapped to their unit.
+Units = Mapping[str, Mapping[str, str]]
+
+
+def by_unit(values: Mapping[str, float], units: Mapping[str, str] | None = None) -> dict[str, float]:
+    """``{unit: value}``: the mean of each unit's non-NaN values, in the order of ``values``.
+
+    A query that ``units`` does not map is its own unit; the two queries of a NevIR pair, which share the pair's
+    PairedAcc, give one value for the pair.
+    """
+    units = units or {}
+    shared: dict[str, list[float]] = {}
+    for query_id, value in values.items():
+        if value is not None and not math.isnan(value):
+            shared.setdefault(units.get(query_id, query_id), []).append(value)
+    return {unit: sum(unit_values) / len(unit_values) for unit, unit_values in shared.items()}
 
 
 def _diffs(a, b) -> np.ndarray:
@@ -154,13 +174,8 @@ def evaluation_intervals(evaluation) -> dict:
         result = {}
         for measure in evaluation.measures:
             column = per_query.get(measure, {})
-            units = evaluation.units.get(measure, {})
-            by_unit: dict[str, list[float]] = {}
-            for q in query_ids:
-                if q in column and not math.isnan(column[q]):
-                    by_unit.setdefault(units.get(q, q), []).append(column[q])
-            values = [sum(shared) / len(shared) for shared in by_unit.values()]
-            result[measure] = [None if math.isnan(x) else x for x in mean_confidence_interval(values)]
+            values = by_unit({q: column[q] for q in query_ids if q in column}, evaluation.units.get(measure))
+            result[measure] = [None if math.isnan(x) else x for x in mean_confidence_interval(list(values.values()))]
         return result
 
     judged = list(evaluation.per_query_ids) if evaluation.per_query_ids is not None else \
@@ -186,7 +201,8 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 
 def compare(per_query: Sequence[Mapping[str, Mapping[str, float]]], measures: Sequence[str], baseline: int = 0,
-            permutations: int = PERMUTATIONS, seed: int = SEED, progress: bool = False) -> list[dict | None]:
+            permutations: int = PERMUTATIONS, seed: int = SEED, progress: bool = False,
+            units: Units | None = None) -> list[dict | None]:
     """Test every run against ``per_query[baseline]``.
 
     Parameters
@@ -201,6 +217,9 @@ def compare(per_query: Sequence[Mapping[str, Mapping[str, float]]], measures: Se
     progress : bool
         Show a progress bar on standard error when the tests draw at least :data:`PROGRESS_FROM` sign
         vectors in all (off by default: library calls stay quiet).
+    units : {measure: {query_id: unit}}, optional
+        The queries that share one value of a measure (the evaluation's ``units``): the tests pair, bound and
+        count each unit once (:func:`by_unit`), so ``n`` is the number of NevIR pairs for PairedAcc.
 
     Returns
     -------
@@ -219,20 +238,20 @@ def compare(per_query: Sequence[Mapping[str, Mapping[str, float]]], measures: Se
         bar = tqdm(total=total, desc="randomization tests", unit=" permutations", unit_scale=True, leave=False)
     try:
         _compare_measures(per_query, measures, baseline, permutations, seed, results, base,
-                          bar.update if bar is not None else None)
+                          bar.update if bar is not None else None, units or {})
     finally:
         if bar is not None:
             bar.close()
     return results
 
 
-def _compare_measures(per_query, measures, baseline, permutations, seed, results, base, progress) -> None:
+def _compare_measures(per_query, measures, baseline, permutations, seed, results, base, progress, units) -> None:
     for measure in measures:
+        a_values = by_unit(base.get(measure, {}), units.get(measure))
         for i, values in enumerate(per_query):
             if i == baseline:
                 continue
-            a_values = base.get(measure, {})
-            b_values = values.get(measure, {})
+            b_values = by_unit(values.get(measure, {}), units.get(measure))
             common = sorted(a_values.keys() & b_values.keys())
             a = np.array([a_values[q] for q in common], dtype=float)
             b = np.array([b_values[q] for q in common], dtype=float)
@@ -256,7 +275,8 @@ def _compare_measures(per_query, measures, baseline, permutations, seed, results
                 results[i][measure][key + "_holm"] = value
 
 
-def wins_losses_ties(baseline: Mapping[str, float], run: Mapping[str, float], lower_is_better: bool = False) -> dict:
+def wins_losses_ties(baseline: Mapping[str, float], run: Mapping[str, float], lower_is_better: bool = False,
+                     units: Mapping[str, str] | None = None) -> dict:
     """Per query, whether ``run`` beats the baseline, loses to it or ties with it on one measure.
 
     Parameters
@@ -266,18 +286,19 @@ def wins_losses_ties(baseline: Mapping[str, float], run: Mapping[str, float], lo
         :attr:`~negplugins.evaluation.results.Evaluation.per_query` holds them).
     lower_is_better : bool
         The measure is better when smaller (a win is then a smaller value).
+    units : {query_id: unit}, optional
+        The queries that share the measure's one value (PairedAcc: a NevIR pair), counted once per unit.
 
     Returns
     -------
     dict
-        ``{"wins", "losses", "ties", "n"}`` over the ``n`` queries with a (non-NaN) value in both, the queries
+        ``{"wins", "losses", "ties", "n"}`` over the ``n`` queries (units) with a (non-NaN) value in both, those
         :func:`compare` tests on; values within :data:`TIE_TOLERANCE` of each other tie.
     """
+    baseline, run = by_unit(baseline, units), by_unit(run, units)
     wins = losses = ties = 0
     for query_id in baseline.keys() & run.keys():
         a, b = baseline[query_id], run[query_id]
-        if a is None or b is None or math.isnan(a) or math.isnan(b):
-            continue
         difference = (a - b) if lower_is_better else (b - a)
         if abs(difference) <= TIE_TOLERANCE:
             ties += 1

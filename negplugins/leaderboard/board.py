@@ -17,6 +17,7 @@ from ir_datasets_ext.spec import benchmarks
 
 from ..evaluation.significance import ALPHA
 from ..io.sidecars import COMMIT_KEY
+from ..measures import per_pair
 from ..measures.ranking import STOCK, TIE_HANDLING
 from ..rendering.text import best_marks
 
@@ -159,6 +160,12 @@ def _compact(value) -> str:
 def tested_runs(record) -> list[tuple[dict, dict]]:
     """``(run, {measure: {"wins", "losses", "ties", "n"}})`` of each run tested against the baseline."""
     return [(run, run["vs_baseline"]) for run in record["runs"] if run.get("vs_baseline")]
+
+
+def pair_units_sentence(record) -> str:
+    """`` PairedAcc counts each NevIR pair once.`` for the measures tested per pair; empty without one."""
+    paired = [m for m in record["measures"] if per_pair(m)]
+    return f" {', '.join(paired)} counts each NevIR pair once (its two queries share one value)." if paired else ""
 
 
 def wins_losses_text(test) -> str:

@@ -24,7 +24,7 @@ and ``links`` to its file, sidecar and first stage relative to the pages (``../r
 absolute are shown without the machine's folders (:func:`portable_text`). Each record names the suite version
 that built it (``built_with``); nothing depends on the checkout the build runs in, so the same runs rebuild to the
 same bytes. Against the baseline, each run's ``vs_baseline`` also counts the queries it wins, loses and ties
-(:func:`negplugins.evaluation.significance.wins_losses_ties`).
+(:func:`negplugins.evaluation.significance.wins_losses_ties`; for PairedAcc the NevIR pairs, each once).
 
 **Diagnostics.** Where the spec names a categorical ``doc_field`` (ComLQ ``origin``), each run's share
 of its top :data:`DOC_FIELD_K` per value, and its measures with the documents of each
@@ -82,6 +82,7 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
     from ..evaluation.scoring import compare_loaded, load_judged, lower_is_better, resolve_measures
     from ..evaluation.significance import wins_losses_ties
     from ..evaluation.validation import validate_run
+    from ..measures import per_pair
 
     try:
         dataset, qrels = load_judged(dataset_id)
@@ -120,7 +121,8 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
     for i, (c, ev, test, report) in enumerate(zip(contributions, comparison.evaluations, comparison.tests, reports)):
         meta = c.meta
         model = meta.get("model") if isinstance(meta.get("model"), dict) else None
-        per_query = {m: wins_losses_ties(base_per_query.get(m, {}), ev.per_query.get(m, {}), lower_is_better(m))
+        per_query = {m: wins_losses_ties(base_per_query.get(m, {}), ev.per_query.get(m, {}), lower_is_better(m),
+                                         comparison.evaluations[baseline].units.get(m))
                      for m in measures} if test is not None else None
         runs.append({
             "name": c.name,
@@ -182,7 +184,8 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
         "baseline": names[baseline],
         "significance": "paired randomization test (10000 sign flips or exact, fixed seed) and paired t-test "
                         "against the baseline on queries with a value in both runs, Holm-corrected across runs "
-                        "per measure; 95% CI: t-based, of the mean per-query difference",
+                        "per measure; 95% CI: t-based, of the mean per-query difference"
+                        + "".join(f"; {m}: per NevIR pair, each pair once" for m in measures if per_pair(m)),
         "ties": comparison.ties,
         "notes": list(comparison.notes),
         "negation_split": None if not base.negation else {
@@ -484,15 +487,15 @@ def build(runs_root="runs", output="leaderboards", progress: bool | None = False
     """Rebuild ``output`` from the runs in ``runs_root`` (atomically replacing it). Returns the files written.
 
     ``output`` is replaced only when it is the suite's own earlier output (see
-    :func:`negplugins.io.files.check_folder_output`): never ``.``, the repository, the runs or a folder of
-    other files. Two builds of the same output take turns (a lock beside it).
+    :func:`negplugins.io.files.check_folder_output`): never ``.``, the repository, a folder inside the runs or
+    holding them, or a folder of other files. Two builds of the same output take turns (a lock beside it).
     """
     from ..io.files import atomic_directory, check_folder_output
 
     output = Path(output)
-    check_folder_output(output, legacy=_is_leaderboards)  # before the (long) evaluation
+    check_folder_output(output, legacy=_is_leaderboards, inputs=[runs_root])  # before the (long) evaluation
     records = collect(runs_root, progress)
-    with atomic_directory(output, legacy=_is_leaderboards) as tmp:
+    with atomic_directory(output, legacy=_is_leaderboards, inputs=[runs_root]) as tmp:
         written = write_outputs(records, Path(tmp), runs_link(runs_root, output))
         names = [p.name for p in written]
     return [output / n for n in names]

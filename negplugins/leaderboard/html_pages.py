@@ -16,6 +16,7 @@ from pathlib import Path
 from ir_datasets_ext.derived import DERIVED
 
 from ..evaluation.significance import ALPHA
+from ..measures import per_pair
 from ..rendering.charts import PALETTE, grouped_bar_chart, stacked_bar
 from ..rendering.page import html_document
 from ..rendering.text import html_text as _e
@@ -213,13 +214,15 @@ def _html_per_query(record) -> list[str]:
         cells = []
         for m in measures:
             test = tests.get(m)
-            title = (f" title=\"{test['wins']} queries better than {_e(record['baseline'])}, {test['losses']} worse, "
+            units = "pairs" if per_pair(m) else "queries"
+            title = (f" title=\"{test['wins']} {units} better than {_e(record['baseline'])}, {test['losses']} worse, "
                      f"{test['ties']} equal, of {test['n']}\"" if test and "wins" in test else "")
             cells.append(f"<td class=\"num wlt\"{title}>{board.wins_losses_text(test)}</td>")
         body.append(f"<tr data-run=\"{_e(run['name'])}\"><td><code>{_e(run['name'])}</code></td>{''.join(cells)}</tr>")
     return [f"<h2>Per query against the baseline {_e(record['baseline'])}</h2>",
             "<p>Wins / losses / ties: the queries on which the run is better than the baseline, worse, or equal "
-            "(lower is better for ↓), among those where the measure has a value in both.</p>",
+            "(lower is better for ↓), among those where the measure has a value in both."
+            f"{_e(board.pair_units_sentence(record))}</p>",
             f"<table id=\"per-query\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body)
             + "\n</tbody>\n</table>"]
 

@@ -130,7 +130,8 @@ def _md_per_query(record) -> list[str]:
     measures = record["measures"]
     lines = ["", f"## Per query against the baseline {_md(record['baseline'])}", "",
              "Wins / losses / ties: the queries on which the run is better than the baseline, worse, or equal "
-             "(lower is better for ↓), among those where the measure has a value in both.", "",
+             "(lower is better for ↓), among those where the measure has a value in both."
+             + board.pair_units_sentence(record), "",
              "| Run | " + " | ".join(_md(board.measure_label(record, m)) for m in measures) + " |",
              "|---|" + "|".join(["---:"] * len(measures)) + "|"]
     for run, tests in rows:

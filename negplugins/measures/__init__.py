@@ -18,12 +18,23 @@ ties included. Each measure is averaged only over the queries it is defined on (
 never rounded. Qrels without negatives raise :class:`NoNegativesWarning` and the measures have no value.
 """
 
-from .declarations import LSNC, MEASURES, DeltaMRR, DeltaR, NegRecall, PairedAcc, PosRR, RightRank, lower_is_better
+from .declarations import (
+    LSNC,
+    MEASURES,
+    DeltaMRR,
+    DeltaR,
+    NegRecall,
+    PairedAcc,
+    PosRR,
+    RightRank,
+    lower_is_better,
+    per_pair,
+)
 from .parsing import parse_measures
 from .provider import IncompletePairsWarning, NoNegativesWarning, NoPairsWarning, PartialNegativesWarning
 
 __all__ = [
     'PosRR', 'DeltaMRR', 'DeltaR', 'RightRank', 'PairedAcc', 'NegRecall', 'LSNC', 'MEASURES',
     'NoNegativesWarning', 'NoPairsWarning', 'IncompletePairsWarning', 'PartialNegativesWarning',
-    'parse_measures', 'lower_is_better',
+    'parse_measures', 'lower_is_better', 'per_pair',
 ]

@@ -276,8 +276,20 @@ MEASURES = (DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall, LSNC, PosRR)
 
 #: Measures where a smaller value is better (leaderboards sort them ascending and mark the smallest best).
 LOWER_IS_BETTER = ("NegRecall",)
+#: Measures whose one value is given to both queries of a NevIR pair: the pair, not the query, is their unit.
+PER_PAIR = ("PairedAcc",)
+
+
+def _name(measure) -> str:
+    """The name of ``measure`` or of a measure string without its parameters (``NegRecall(conflict=2)@10``)."""
+    return str(measure).split("@")[0].split("(")[0]
 
 
 def lower_is_better(measure) -> bool:
     """Whether a smaller value of ``measure`` (a name such as ``NegRecall(conflict=2)@10``) is better."""
-    return str(measure).split("@")[0].split("(")[0] in LOWER_IS_BETTER
+    return _name(measure) in LOWER_IS_BETTER
+
+
+def per_pair(measure) -> bool:
+    """Whether ``measure`` (or its name) gives both queries of a NevIR pair the pair's one value."""
+    return _name(measure) in PER_PAIR

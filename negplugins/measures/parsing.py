@@ -33,6 +33,7 @@ ACCEPTED_FORMS = ("give several measures as one string ('nDCG@10 RR@10', as ir_m
 _LEADING_NAME = re.compile(r'\s*([^\W\d]\w*)')
 _TREC_STYLE_CUTOFF = re.compile(r'(?P<name>[^\W\d]\w*?)[._](?P<cutoff>\d+)')
 _CUTOFF_MEASURES = {measure.NAME: measure for measure in MEASURES if 'cutoff' in measure.SUPPORTED_PARAMS}
+_OWN_MEASURES = {measure.NAME: measure for measure in MEASURES}
 
 
 def parse_measures(measures):
@@ -108,7 +109,7 @@ def looks_like_measure(text: str) -> bool:
     pieces = split_measures(text)
     for piece in pieces:
         trec_style = _TREC_STYLE_CUTOFF.fullmatch(piece)
-        if trec_style and trec_style['name'] in _CUTOFF_MEASURES:
+        if trec_style and trec_style['name'] in _OWN_MEASURES:  # PairedAcc_10 is then refused with its message
             continue
         leading = _LEADING_NAME.match(piece)
         if not leading or leading[1] not in ir_measures.measures.registry:
@@ -121,6 +122,8 @@ def _parse_measure(text):
     trec_style = _TREC_STYLE_CUTOFF.fullmatch(text) if isinstance(text, str) else None
     if trec_style and trec_style['name'] in _CUTOFF_MEASURES:
         measure = _CUTOFF_MEASURES[trec_style['name']](cutoff=int(trec_style['cutoff']))
+    elif trec_style and trec_style['name'] in _OWN_MEASURES:  # PairedAcc_10
+        raise MeasureError(_parameter_message(text, 'cutoff', _OWN_MEASURES[trec_style['name']]))
     else:
         try:
             measure = ir_measures.parse_measure(text)
@@ -135,11 +138,39 @@ def _parse_measure(text):
     return measure
 
 
-def _parameter_message(text, name):
+def _parameter_message(text, name, measure=None):
+    """A parameter ``name`` that the measure of ``text`` does not take: the message says what it takes."""
     leading = _LEADING_NAME.match(str(text))
-    measure = ir_measures.measures.registry.get(leading[1]) if leading else None
-    accepted = f'; {measure.NAME} accepts {", ".join(sorted(measure.SUPPORTED_PARAMS))}' if measure else ''
-    return f'measure {str(text)!r}: unknown parameter {name!r}{accepted}'
+    measure = measure or (ir_measures.measures.registry.get(leading[1]) if leading else None)
+    if measure is None:
+        return f'measure {str(text)!r}: unknown parameter {name!r}'
+    if name != getattr(measure, 'AT_PARAM', 'cutoff'):
+        return f'measure {str(text)!r}: unknown parameter {name!r}; {_accepted(measure)}'
+    if not measure.SUPPORTED_PARAMS:
+        return f'measure {str(text)!r}: {measure.NAME} takes no parameters, and no {name} (@k)'
+    return f'measure {str(text)!r}: {measure.NAME} takes no {name} (@k); {_accepted(measure, "it")}'
+
+
+def _accepted(measure, subject=None):
+    """What ``measure`` takes: ``"LSNC accepts cutoff (int, as @k), over (str)"`` or ``"PairedAcc takes no
+    parameters"``; ``subject`` replaces the measure's name (``"it accepts ..."``)."""
+    subject = subject or measure.NAME
+    params = measure.SUPPORTED_PARAMS
+    if not params:
+        return f'{subject} takes no parameters'
+    at_param = getattr(measure, 'AT_PARAM', None)
+    return f'{subject} accepts ' + ', '.join(_described(name, info, name == at_param) for name, info in sorted(params.items()))
+
+
+def _described(name, info, written_at) -> str:
+    """``over (str)``, ``cutoff (int, as @k)``, ``dcg (one of 'log2', 'exp-log2')``: one parameter and its values."""
+    choices, dtype = getattr(info, 'choices', None), getattr(info, 'dtype', None)
+    if isinstance(choices, (list, tuple, set, frozenset)):
+        values = 'one of ' + ', '.join(map(repr, choices))
+    else:
+        values = dtype.__name__ if isinstance(dtype, type) else None
+    details = [detail for detail in (values, 'as @k' if written_at else None) if detail]
+    return f'{name} ({", ".join(details)})' if details else name
 
 
 def _check_parameters(measure, text):
@@ -154,9 +185,8 @@ def _check_parameters(measure, text):
         raise MeasureError(f'measure {str(text)!r}: the cutoff must be {int_range(1, MAX_CUTOFF)}, got {cutoff!r}')
     try:
         measure.validate_params()
-    except AssertionError as error:  # ir_measures reports bad parameters with assert
-        raise MeasureError(f'measure {str(text)!r}: {error}; {measure.NAME} accepts '
-                         f'{", ".join(sorted(measure.SUPPORTED_PARAMS))}') from None
+    except (AssertionError, ValueError) as error:  # ir_measures asserts; the suite's measures raise ValueError
+        raise MeasureError(f'measure {str(text)!r}: {error}; {_accepted(measure)}') from None
 
 
 def _unknown_measure_message(text):

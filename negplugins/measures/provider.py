@@ -13,7 +13,8 @@ those with a negative (``over='labelled'``), PairedAcc on the queries of complet
 run still gets its value (its documents have no rank). Queries of the run that the qrels do not
 judge are ignored, as ir_measures does. Where these measures are asked for together with standard ones in one
 call, ir_measures' own ``FallbackEvaluator`` fills every other judged query with the measures' ``DEFAULT``, NaN
-("undefined"); their aggregator skips it.
+("undefined"); :mod:`negplugins._compat.ir_measures` leaves those rows out of the default pipeline's output (their
+aggregator skips NaN anyway), so a query's rows never depend on the other measures asked.
 """
 
 import os

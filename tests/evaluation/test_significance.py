@@ -170,3 +170,39 @@ def test_evaluation_intervals_are_t_intervals_and_count_a_nevir_pair_once(tmp_pa
         if len(ids) >= 2 and np.std([ev.per_query["nDCG@10"][q] for q in ids]) > 0:
             expected = t_interval([ev.per_query["nDCG@10"][q] for q in ids])
             assert ci["subsets"][subset]["nDCG@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def _pair_run(path, qrels, right):
+    """Every judged document for every query; a pair's (judged set's) positives first where ``right(index)``."""
+    docs = sorted({d for judged in qrels.values() for d in judged})
+    judged_sets = sorted({tuple(sorted(judged)) for judged in qrels.values()})
+    with open(path, "w") as f:
+        for q in sorted(qrels):
+            first_positive = right(judged_sets.index(tuple(sorted(qrels[q]))))
+            ranked = sorted(docs, key=lambda d, q=q: (not (qrels[q].get(d, 0) > 0 if first_positive
+                                                        else qrels[q].get(d, 0) < 0), d))
+            for rank, d in enumerate(ranked, start=1):
+                f.write(f"{q} Q0 {d} {rank} {1000 - rank}.5 t\n")
+    return path
+
+
+def test_paired_tests_count_a_nevir_pair_once(tmp_path):
+    """PairedAcc's value is one per NevIR pair, given to both its queries: the t-test, the randomization test and
+    the interval of the difference run over the pairs, each once (n = pairs), as NevIR defines the measure."""
+    from negplugins import datasets
+    from negplugins.evaluation.scoring import evaluate_runs
+    from negplugins.measures.pairs import find_pairs
+
+    qrels = datasets.qrels_dict(datasets.load("negplugins-demo"))
+    runs = [_pair_run(tmp_path / "a.trec", qrels, lambda i: i % 2 == 0),
+            _pair_run(tmp_path / "b.trec", qrels, lambda i: i % 4 != 3)]
+    comparison = evaluate_runs("negplugins-demo", runs, measures=["PairedAcc", "nDCG@10"], per_query=True)
+    test = comparison.tests[1]["PairedAcc"]
+    pairs = sorted(pair[0].query_id for pair in find_pairs(qrels).pairs)
+    a, b = ([ev.per_query["PairedAcc"][q] for q in pairs] for ev in comparison.evaluations)
+    assert a != b and len(pairs) == 4
+    assert test["n"] == len(pairs) and test["mean_diff"] == pytest.approx(np.mean(b) - np.mean(a), abs=1e-12)
+    assert (test["t"], test["p_t"]) == paired_t_test(a, b) and 0 < test["p_t"] < 1
+    assert test["ci95"] == list(t_confidence_interval(a, b))
+    assert test["p_randomization"] == randomization_test(a, b)
+    assert comparison.tests[1]["nDCG@10"]["n"] == len(qrels)  # a query measure: per query, as before

@@ -143,6 +143,25 @@ def test_wins_losses_ties_follow_lower_is_better():
     assert wins_losses_ties({"q1": 0.2}, {"q1": 0.1}, lower_is_better=True)["wins"] == 1
 
 
+def test_wins_losses_ties_count_a_nevir_pair_once(built):
+    """PairedAcc gives both queries of a NevIR pair the pair's value: the demo's 4 pairs (q05-q06, q07-q08, q09-q10,
+    q11-q12) are counted once each. good ranks q05's and q06's positives first, bm25 q06's only: one pair won."""
+    from negplugins.evaluation.significance import wins_losses_ties
+
+    _, out = built
+    record = json.loads((out / f"{DEMO}.json").read_text())
+    good = next(r for r in record["runs"] if r["name"] == "good")
+    test = good["vs_baseline"]["PairedAcc"]
+    assert (test["wins"], test["losses"], test["ties"], test["n"]) == (1, 0, 3, 4)
+    markdown = (out / f"{DEMO}.md").read_text()
+    assert "PairedAcc counts each NevIR pair once" in markdown
+    assert "PairedAcc: per NevIR pair, each pair once" in record["significance"]
+    assert '"1 pairs better than bm25, 0 worse, 3 equal, of 4"' in (out / f"{DEMO}.html").read_text()
+    units = {"a1": "a1", "a2": "a1"}
+    assert wins_losses_ties({"a1": 0.0, "a2": 0.0, "b": 1.0}, {"a1": 1.0, "a2": 1.0, "b": 0.0}, units=units) == \
+        {"wins": 1, "losses": 1, "ties": 0, "n": 2}
+
+
 def _chart(subsets, runs):
     from negplugins.rendering.charts import grouped_bar_chart
 

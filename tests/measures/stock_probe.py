@@ -7,8 +7,8 @@ scores written at full precision). Prints a JSON list on stdout, one object per 
 ``RelevanceEvaluator``), PyTerrier's ``pt.Experiment`` means and per-query values, and which of the suite's
 modules the process has loaded. Values are ``repr`` strings, so that the comparison is exact (NaN included). With
 SUITE_MEASURES (a hooked process), ``mixed`` holds MEASURES and SUITE_MEASURES computed in one ``calc_aggregate``
-call, and ``suite_per_query`` the suite's per-query values. Several pairs share one process (its imports, the
-costly part, are done once).
+call, ``suite_per_query`` the suite's per-query values, and ``mixed_per_query`` the rows of one ``iter_calc`` of
+both. Several pairs share one process (its imports, the costly part, are done once).
 
 This file imports nothing of the suite: in a pristine process it must stay pristine.
 """
@@ -68,6 +68,7 @@ def probe(qrels_path, run_path, names, suite_names=""):
         suite = [ir_measures.parse_measure(name) for name in suite_names.split()]
         out["mixed"] = _values(ir_measures.calc_aggregate(measures + suite, qrels, run))
         out["suite_per_query"] = _metrics(ir_measures.iter_calc(suite, qrels, run))
+        out["mixed_per_query"] = _metrics(ir_measures.iter_calc(measures + suite, qrels, run))
     out["loaded"] = sorted(name for name in sys.modules
                            if name.split(".")[0] in ("negplugins", "ir_datasets_ext", "_negplugins_autoload"))
     out["pipeline_attributes"] = sorted(vars(ir_measures.DefaultPipeline))

@@ -1,6 +1,8 @@
 """Registration of the negation measures in ir_measures."""
 
 import math
+import re
+import warnings
 
 import ir_measures
 import pytest
@@ -8,6 +10,7 @@ import pytest
 from negplugins._compat.plugins import register_measures
 from negplugins.measures import (
     LSNC,
+    MEASURES,
     DeltaMRR,
     DeltaR,
     NegRecall,
@@ -17,6 +20,7 @@ from negplugins.measures import (
     RightRank,
     parse_measures,
 )
+from negplugins.measures.parsing import MeasureError
 
 ALL = [DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall, LSNC]
 QRELS = {'q1': {'p': 1, 'n': -1}, 'q2': {'a': 2, 'b': 1}}
@@ -67,10 +71,9 @@ def test_mixed_with_standard_measures():
     assert math.isnan(values[PairedAcc])  # no NevIR pair in these qrels: no value
     per_query = {(str(m.measure), m.query_id): m.value
                  for m in ir_measures.iter_calc([ir_measures.nDCG@10, RightRank], QRELS, RUN)}
-    # q2 has no negative: RightRank is undefined there. Mixed with a standard measure, ir_measures' own
-    # FallbackEvaluator fills it with the measure's DEFAULT, NaN (the suite no longer wraps ir_measures' evaluator)
-    assert per_query.keys() == {('nDCG@10', 'q1'), ('nDCG@10', 'q2'), ('RightRank@10', 'q1'), ('RightRank@10', 'q2')}
-    assert per_query[('RightRank@10', 'q1')] == 0. and math.isnan(per_query[('RightRank@10', 'q2')])
+    # q2 has no negative: RightRank is undefined there, and has no row, mixed with a standard measure or not
+    assert per_query.keys() == {('nDCG@10', 'q1'), ('nDCG@10', 'q2'), ('RightRank@10', 'q1')}
+    assert per_query[('RightRank@10', 'q1')] == 0.
     # alone, the suite's evaluator emits the defined values only
     assert [(str(m.measure), m.query_id) for m in ir_measures.iter_calc([RightRank], QRELS, RUN)] == [
         ('RightRank@10', 'q1')]
@@ -81,8 +84,8 @@ def test_evaluator_and_calc():
     assert evaluator.calc_aggregate(RUN) == {RightRank: 0., NegRecall: 1.}
     assert evaluator.calc_aggregate({'q1': {'p': 1., 'n': 0.}}) == {RightRank: 1., NegRecall: 1.}
     aggregated, per_query = ir_measures.calc([RightRank, ir_measures.P@1], QRELS, RUN)
-    assert aggregated[RightRank] == 0.  # q2's NaN fill (undefined there) is left out of the mean
-    assert [m.query_id for m in per_query if m.measure == RightRank and not math.isnan(m.value)] == ['q1']
+    assert aggregated[RightRank] == 0.  # q2 (undefined there) is not in the mean
+    assert [m.query_id for m in per_query if m.measure == RightRank] == ['q1']
 
 
 def test_unknown_name_suggests_close_names():
@@ -137,3 +140,49 @@ def test_warnings_point_at_the_callers_line():
             warnings.simplefilter('always')
             call()
         assert caught and all(w.filename == __file__ for w in caught), [(w.filename, w.lineno) for w in caught]
+
+
+@pytest.mark.parametrize('qrels', [
+    {'q1': {'p': 1, 'n': -1}, 'q2': {'a': 2, 'b': 1}},  # q2 has no negative (a BoolQuestions question without one)
+    {'q1': {'p': 1}, 'q2': {'a': 2, 'b': 1}},  # no negative at all (ComLQ's public release)
+])
+@pytest.mark.parametrize('measure', [NegRecall, LSNC(over='labelled'), LSNC, RightRank, PairedAcc])
+def test_per_query_rows_do_not_depend_on_the_other_measures_asked(qrels, measure):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # no negatives, no pairs, partial negatives
+        alone = [(m.query_id, m.value) for m in ir_measures.iter_calc([measure], qrels, RUN)]
+        for others in ([ir_measures.nDCG@10], [ir_measures.P@1, ir_measures.Judged@10]):
+            mixed = [(m.query_id, m.value) for m in ir_measures.iter_calc([measure, *others], qrels, RUN)
+                     if m.measure == measure]
+            assert mixed == alone  # no NaN row for a query the measure is undefined on
+            aggregated = ir_measures.calc_aggregate([measure, *others], qrels, RUN)[measure]
+            assert aggregated == ir_measures.calc_aggregate([measure], qrels, RUN)[measure] or \
+                (math.isnan(aggregated) and not alone)
+            _, per_query = ir_measures.calc([measure, *others], qrels, RUN)
+            assert [(m.query_id, m.value) for m in per_query if m.measure == measure] == alone
+
+
+def _wrong_parameters(measure):
+    """Measure strings that give ``measure`` a parameter it does not take, or one of the wrong type."""
+    name = measure.NAME
+    texts = [f'{name}(foo=1)', f'{name}(foo=1)@5' if 'cutoff' in measure.SUPPORTED_PARAMS else f'{name}@5']
+    for param, info in measure.SUPPORTED_PARAMS.items():
+        if param != 'cutoff':
+            texts.append(f"{name}({param}={3 if info.dtype is str else repr('x')})")
+        if info.dtype is str:  # of the right type, but no value it takes
+            texts.append(f"{name}({param}='nonsense')")
+    return texts
+
+
+@pytest.mark.parametrize('text', [text for measure in [*MEASURES, ir_measures.NumQ, ir_measures.Rprec]
+                                  for text in _wrong_parameters(measure)])
+def test_a_wrong_parameter_is_refused_saying_what_the_measure_takes(text):
+    with pytest.raises(MeasureError) as refused:
+        parse_measures(text)
+    message = str(refused.value)
+    assert message.startswith(f'measure {text!r}: ') and '\n' not in message
+    params = sorted(ir_measures.measures.registry[re.match(r'[A-Za-z]+', text)[0]].SUPPORTED_PARAMS)
+    if params:  # every parameter, each with its type: never an empty list
+        assert re.search('accepts ' + ', '.join(rf'{p} \([^)]+\)' for p in params) + '$', message), message
+    else:
+        assert re.search(r'takes no parameters(, and no cutoff \(@k\))?$', message), message

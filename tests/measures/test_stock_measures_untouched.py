@@ -163,8 +163,9 @@ def test_the_processes_are_what_they_claim(scored):
     assert results["pristine"]["loaded"] == [] and results["off"]["loaded"] == []
     # the hook registered the suite, and adapted PyTerrier (whose experiments stay stock without the suite's measures)
     assert {"negplugins.measures", "negplugins._compat.pyterrier"} <= set(results["hooked"]["loaded"])
-    # ir_measures' DefaultPipeline object carries the same attributes: nothing shadowed (its _evaluator was)
-    assert results["hooked"]["pipeline_attributes"] == results["pristine"]["pipeline_attributes"]
+    # ir_measures' DefaultPipeline object carries the same attributes, but the _evaluator that leaves out the rows
+    # of undefined values where the suite's measures are mixed with standard ones (it hands on any other call)
+    assert results["hooked"]["pipeline_attributes"] == sorted([*results["pristine"]["pipeline_attributes"], "_evaluator"])
 
 
 def test_the_ties_matter_on_these_runs(scored):
@@ -190,6 +191,15 @@ def test_mixing_in_the_suites_measures_leaves_the_standard_ones_stock(scored):
     assert {m: v for m, v in mixed.items() if m in results["pristine"]["calc_aggregate"]} == \
         results["pristine"]["calc_aggregate"]
     assert set(mixed) - set(results["pristine"]["calc_aggregate"]) == set(SUITE.split())
+
+
+def test_mixed_per_query_rows_are_the_stock_ones_and_the_suites_own(scored):
+    # one iter_calc of both: the standard rows are stock, and the suite's are those it gives alone (no NaN row for
+    # a query a measure is undefined on, such as RightRank@10 on a query without a negative)
+    *_, results = scored
+    rows, suite = results["hooked"]["mixed_per_query"], set(SUITE.split())
+    assert [row for row in rows if row[1] not in suite] == results["pristine"]["iter_calc"]
+    assert [row for row in rows if row[1] in suite] == results["hooked"]["suite_per_query"]
 
 
 def test_the_suites_measures_score_the_one_ranking(scored):

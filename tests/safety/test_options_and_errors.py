@@ -143,8 +143,20 @@ BAD_MEASURES = [
     ("nDCG@1.5", "got 1.5"),
     ("nDCG@-1", "cannot parse it"),
     ("R@abc", "cannot parse it"),
-    ("nDCG(foo=1)@10", "unknown parameter 'foo'; nDCG accepts cutoff, dcg, gains, judged_only"),
-    ("RR(rel=1.5)", "invalid param rel=1.5"),
+    ("nDCG(foo=1)@10", "unknown parameter 'foo'; nDCG accepts cutoff (int, as @k), dcg (one of 'log2', 'exp-log2'), "
+                       "gains (dict), judged_only (bool)"),
+    ("RR(rel=1.5)", "invalid param rel=1.5; RR accepts cutoff (int, as @k), judged_only (bool), rel (int)"),
+    # what the measure takes, also when it takes nothing (the list was empty)
+    ("PairedAcc@10", "PairedAcc takes no parameters, and no cutoff (@k)"),
+    ("PairedAcc_10", "PairedAcc takes no parameters, and no cutoff (@k)"),
+    ("PairedAcc(foo=1)", "unknown parameter 'foo'; PairedAcc takes no parameters"),
+    ("NumQ@10", "NumQ takes no parameters, and no cutoff (@k)"),
+    ("Rprec@10", "Rprec takes no cutoff (@k); it accepts judged_only (bool), rel (int)"),
+    ("RightRank(rel=2)@10", "unknown parameter 'rel'; RightRank accepts cutoff (int, as @k)"),
+    # the suite's own checks are usage errors too (LSNC's over was an "internal error")
+    ("LSNC(over='all')@100", "expected one of 'judged', 'labelled'; LSNC accepts cutoff (int, as @k), over (str)"),
+    ("LSNC(over=3)@100", "invalid param over=3; LSNC accepts"),
+    ("NegRecall(conflict='2')@10", "invalid param conflict='2'; NegRecall accepts conflict (int), cutoff (int, as @k)"),
 ]
 
 
