@@ -20,7 +20,10 @@ What is checked
     raises :class:`ChecksumError` naming the file and both values, and leaves nothing in the cache, so a
     retry after fixing the source needs no clean-up. Where no checksum is published, the SHA-256 seen at
     the first successful verification is recorded in ``$IR_DATASETS_HOME/ir_datasets_ext.hashes.json``
-    and every later verification of that file must match it (trust on first use).
+    and every later verification of that file must match it (trust on first use). Such a file is first read
+    whole by its dataset's reader (``validate``): a file that is not the benchmark's (another file, an error
+    page) is refused with the reader's one line, and neither its hash nor a copy of it is kept, so the right
+    file put in its place is accepted.
 
 After the verification
     A verified file gets a stamp in the cache (``.<file>.verified`` beside where the cached copy would
@@ -74,6 +77,7 @@ __all__ = [
     "VerifiedDownload",
     "DOWNLOADS_FILE",
     "download_entry",
+    "benchmark_folders",
     "pinned_download",
     "mirror_root",
     "remove_stale_temporaries",
@@ -142,6 +146,11 @@ def check_downloads(data, where: str) -> dict[str, dict[str, dict]]:
     return data
 
 
+def benchmark_folders() -> list[str]:
+    """The folders of the benchmarks' files, in the mirror and in the cache (``comlq``, ``dureader_retrieval``, ...)."""
+    return list(_downloads())
+
+
 def download_entry(benchmark: str, file: str) -> dict:
     """The entry of ``<benchmark>/<file>`` in :data:`DOWNLOADS_FILE` (``url``, checksums, size, ...).
 
@@ -156,15 +165,21 @@ def download_entry(benchmark: str, file: str) -> dict:
         raise KeyError(f"{benchmark}/{file} is not in ir_datasets_ext/{DOWNLOADS_FILE}") from None
 
 
-def pinned_download(benchmark: str, file: str, source=None) -> VerifiedDownload:
+def pinned_download(benchmark: str, file: str, source=None, validate=None) -> VerifiedDownload:
     """The :class:`VerifiedDownload` of ``<benchmark>/<file>`` as :data:`DOWNLOADS_FILE` pins it.
 
     ``source`` is how its URL is fetched (:class:`VerifiedDownload`'s ``source``: Google Drive's files pass
     :class:`ir_datasets_ext.gdrive.GoogleDriveSource`); by default, ir_datasets' ``RequestsDownload``.
+    ``validate`` reads the whole file before its hash is trusted on first use (:class:`VerifiedDownload`); a file
+    without a checksum must have one (a ``ValueError`` otherwise: a dataset module's bug).
     """
     entry = download_entry(benchmark, file)
+    if validate is None and "expected_md5" not in entry and "expected_sha256" not in entry:
+        raise ValueError(f"{benchmark}/{file} has no checksum in ir_datasets_ext/{DOWNLOADS_FILE}: its dataset "
+                         "module must give a validate, so that no file is trusted on first use unread")
     return VerifiedDownload(benchmark=benchmark, file=file, url=entry["url"], md5=entry.get("expected_md5"),
-                            sha256=entry.get("expected_sha256"), size=entry.get("size"), source=source)
+                            sha256=entry.get("expected_sha256"), size=entry.get("size"), source=source,
+                            validate=validate)
 
 
 class DownloadError(OSError):
@@ -267,13 +282,17 @@ class VerifiedDownload:
         Known checksums. When neither is given the hash is recorded on first download.
     size : int, optional
         Known size in bytes (a cheap first check against truncation).
+    validate : callable, optional
+        ``validate(path, source)`` reads the whole file at ``path`` as its dataset does and raises a
+        ``ValueError`` (the dataset's ``FormatError``, naming ``source``: the mirror file or the URL) when
+        it is not the benchmark's file. Run before a hash is trusted on first use.
     source : callable, optional
         ``source(url)`` returns an object with a ``stream()`` context manager yielding the remote
         bytes; defaults to ir_datasets' ``RequestsDownload``. Google Drive files pass
         :class:`ir_datasets_ext.gdrive.GoogleDriveSource`-like factories here.
     """
 
-    def __init__(self, benchmark, file, url, md5=None, sha256=None, size=None, source=None):
+    def __init__(self, benchmark, file, url, md5=None, sha256=None, size=None, source=None, validate=None):
         self.benchmark = benchmark
         self.file = file
         self.url = url
@@ -281,6 +300,7 @@ class VerifiedDownload:
         self.sha256 = sha256
         self.size = size
         self._source = source
+        self._validate = validate
 
     def __repr__(self):
         return f"VerifiedDownload({self.benchmark}/{self.file})"
@@ -321,6 +341,8 @@ class VerifiedDownload:
             The file cannot be fetched (not in the mirror, network failure).
         ir_datasets_ext.disk.DiskSpaceError
             The cache's disk has no room for the copy.
+        ValueError
+            A file trusted on first use is not the benchmark's file (``validate``'s error, a ``FormatError``).
         """
         target = self.cache_path
         mirror_file = self.mirror_path()
@@ -356,6 +378,8 @@ class VerifiedDownload:
             The mirror has no such file.
         ChecksumError
             Its size or checksum is not the expected one (nothing is recorded then).
+        ValueError
+            Trusted on first use, it is not the benchmark's file (``validate``; nothing is recorded then).
         """
         if not mirror_file.is_file():
             raise DownloadError(
@@ -373,7 +397,7 @@ class VerifiedDownload:
                 and stamp.get("mtime_ns") == info.st_mtime_ns:
             return
         size, md5, sha256 = _file_digests(mirror_file)
-        self._verify(str(mirror_file), size, md5, sha256)
+        self._verify(str(mirror_file), size, md5, sha256, mirror_file)
         # the stat taken before reading: a file changed while it was read no longer matches its stamp
         _write_small_json(self.stamp_path, {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "sha256": sha256,
                                             "source": source})
@@ -395,8 +419,8 @@ class VerifiedDownload:
             return None
         size, md5, sha256 = _file_digests(target)
         try:
-            self._verify(str(target), size, md5, sha256)
-        except ChecksumError as error:
+            self._verify(str(target), size, md5, sha256, target)
+        except (ChecksumError, ValueError) as error:  # ValueError: not the benchmark's file (validate)
             return str(error)
         self._write_stamp(target, sha256)
         return None
@@ -455,14 +479,16 @@ class VerifiedDownload:
                     md5.update(chunk)
                     sha256.update(chunk)
                     size += len(chunk)
-            self._verify(origin, size, md5.hexdigest(), sha256.hexdigest())
+            self._verify(origin, size, md5.hexdigest(), sha256.hexdigest(), tmp)
             give_usual_permissions(tmp)  # mkstemp makes 0600: readable by the group and others, as ir_datasets'
             os.replace(tmp, target)
             self._write_stamp(target, sha256.hexdigest())
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _verify(self, origin: str, size: int, md5: str, sha256: str) -> None:
+    def _verify(self, origin: str, size: int, md5: str, sha256: str, path: Path) -> None:
+        """Check the file at ``path`` (named ``origin``) against the known size and checksums, or else against the
+        hash recorded at its first use; a file seen for the first time is validated before its hash is recorded."""
         if self.size is not None and size != self.size:
             raise ChecksumError(
                 f"{origin}: {size:,} bytes, expected {self.size:,} for {self.benchmark}/{self.file} "
@@ -475,11 +501,15 @@ class VerifiedDownload:
         if self.md5 is None and self.sha256 is None:
             recorded = _read_recorded_hashes().get(self.key)
             if recorded is None:
+                if self._validate is not None:
+                    self._validate(path, origin)  # a file that is not the benchmark's is never trusted
                 _record_hash(self.key, sha256)
             elif recorded != sha256:
+                hashes = _recorded_hashes_path()
                 raise ChecksumError(
                     f"{origin}: sha256 {sha256}, but {recorded} was recorded at the first download of "
-                    f"{self.benchmark}/{self.file} (in {_recorded_hashes_path()})")
+                    f"{self.benchmark}/{self.file} (in {hashes}); if this file is the right one, remove the entry "
+                    f"{self.key!r} from {hashes}")
 
 
 class ZipMember:

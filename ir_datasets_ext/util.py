@@ -22,7 +22,7 @@ from .disk import check_free_space
 from .download import VerifiedDownload
 
 __all__ = ["Documentation", "FormatError", "iter_jsonl", "iter_json_array", "iter_json_object_items", "require_fields",
-           "StoredDocs", "register", "register_family_roots", "METADATA"]
+           "StoredDocs", "register", "register_family_roots", "METADATA", "LocalFile", "validator"]
 
 
 class FormatError(ValueError):
@@ -74,6 +74,33 @@ def require_fields(record: dict, fields: tuple[str, ...], source: str, position:
             expected = " or ".join(t.__name__ for t in types)
             raise FormatError(
                 f"{source}:{position}: field {field!r} is {type(record[field]).__name__}, expected {expected}")
+
+
+class LocalFile:
+    """The file at ``path`` in ir_datasets' streamer protocol (``path()``, ``stream()``), for a reader that
+    validates a file not yet accepted."""
+
+    def __init__(self, path):
+        self._path = Path(path)
+
+    def path(self, force=True) -> Path:
+        return self._path
+
+    @contextlib.contextmanager
+    def stream(self):
+        with open(self._path, "rb") as f:
+            yield f
+
+
+def validator(read):
+    """A ``validate`` for :func:`~ir_datasets_ext.download.pinned_download`: ``read(streamer, source)``, a dataset's
+    reader, run over the whole file; its :class:`FormatError` names ``source`` and the position."""
+
+    def validate(path, source: str) -> None:
+        for _ in read(LocalFile(path), source):
+            pass
+
+    return validate
 
 
 #: Docstore bytes per byte of the source file, an upper bound: ir_datasets' lz4 pickles of the synthetic

@@ -193,6 +193,8 @@ def main(argv=None) -> int:
     """Print the generated blocks, or with ``--write FILE`` rewrite those that FILE holds."""
     import argparse
 
+    from .errors import UserError, os_error_message
+
     parser = argparse.ArgumentParser(prog="python -m negplugins.doc_blocks", description=main.__doc__)
     parser.add_argument("--write", metavar="FILE", help="rewrite the generated blocks of this file (README.md, "
                                                         "docs/evaluation.md, docs/report-card.md)")
@@ -215,8 +217,13 @@ def main(argv=None) -> int:
     if fresh == text:
         print(f"{args.write} is up to date")
         return 0
-    with atomic_writer(args.write) as f:
-        f.write(fresh)
+    try:
+        with atomic_writer(args.write) as f:
+            f.write(fresh)
+    except (OSError, UserError) as error:  # UserError: the file refused as an output (its folder read-only, ...)
+        line = os_error_message(error, named=[args.write]) if isinstance(error, OSError) else None
+        print(f"{parser.prog}: error: {line or error}", file=sys.stderr)
+        return 2
     print(f"rewrote the generated blocks of {args.write}")
     return 0
 

@@ -359,8 +359,19 @@ def write_pages(root: Path) -> list[str]:
     return written
 
 
+def _error_line(error: Exception, root: Path) -> str:
+    """What went wrong, in one line naming the file (relative to ``root``) and why."""
+    from .errors import os_error_message
+
+    if isinstance(error, OSError):
+        return os_error_message(error, workdir=root) or str(error)
+    return str(error)
+
+
 def main(argv=None) -> int:
     """Check the generated documentation pages (exit 1 when stale), or rewrite them with ``--write``."""
+    from .errors import UserError
+
     parser = argparse.ArgumentParser(prog="python -m negplugins.docs_pages", description=main.__doc__)
     parser.add_argument("--write", action="store_true", help="rewrite the stale pages")
     parser.add_argument("--root", default=".", help="the project root (default: the current folder)")
@@ -372,8 +383,8 @@ def main(argv=None) -> int:
             print("\n".join(f"wrote {name}" for name in written) or "every generated page is up to date")
             return 0
         stale = stale_pages(root)
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+    except (OSError, UnicodeDecodeError, ValueError, UserError) as error:  # UserError: an output refused
+        print(f"{parser.prog}: error: {_error_line(error, root)}", file=sys.stderr)
         return 2
     if stale:
         print(f"stale (run '{_COMMAND}'): " + ", ".join(stale), file=sys.stderr)

@@ -33,7 +33,7 @@ from .errors import UserError
 
 __all__ = ["DEFAULT_HITS", "MAX_HITS", "MAX_THREADS", "MAX_BATCH_SIZE", "MAX_LENGTH", "MAX_SHARDS", "MAX_PERMUTATIONS",
            "MAX_CUTOFF", "bounded_int", "positive_int", "finite_float", "check_int", "check_float", "int_range",
-           "float_range", "add_progress_options", "tqdm_disable", "progress_bar"]
+           "float_range", "add_progress_options", "tqdm_disable", "progress_bar", "check_distinct"]
 
 #: Documents per query of every search runner (``search bm25``, ``dense``, ``beir-dense``) unless ``--hits``
 #: says otherwise: Pyserini's default (and what BEIR's ``EvaluateRetrieval`` retrieves by default).
@@ -112,6 +112,25 @@ def check_float(value, option: str, lo: float | None = None, hi: float | None = 
     if number is None:
         raise UserError(f"{option}: expected {float_range(lo, hi)}, got {value!r}")
     return number
+
+
+def check_distinct(values, option: str | None, what: str, key=None) -> list:
+    """``values`` as a list when no two are the same (equal ``key(value)``); otherwise a UserError naming the option
+    and the value given twice. A list option names each thing once: a repeat is a slip, never a request to do the
+    work twice.
+
+    ``option`` prefixes the message (``None`` for positional values); ``what`` is one value (``"benchmark"``).
+    """
+    values, seen = list(values), {}
+    for value in values:
+        identity = key(value) if key else value
+        if identity in seen:
+            first = seen[identity]
+            spelled = f" (as {str(first)!r})" if str(first) != str(value) else ""
+            prefix = f"{option}: " if option else ""
+            raise UserError(f"{prefix}{what} {str(value)!r} is given twice{spelled}; give each {what} once")
+        seen[identity] = value
+    return values
 
 
 def bounded_int(lo: int, hi: int | None = None):

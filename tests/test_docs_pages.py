@@ -12,6 +12,7 @@ import argparse
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from ir_datasets_ext.spec import benchmarks
@@ -149,3 +150,49 @@ def test_the_readme_fits_on_a_screen_and_links_into_the_docs():
     linked = set(re.findall(r"\]\(docs/([\w/-]+\.md)\)", text))
     top_level = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
     assert top_level <= linked, f"pages the README does not link: {sorted(top_level - linked)}"
+
+
+@pytest.fixture
+def read_only_folder():
+    """``make(folder, files)``: ``folder`` as a read-only tmpfs holding ``files`` (``EROFS`` for root as for anyone),
+    unmounted after the test; skips where mounting is not allowed."""
+    import subprocess
+
+    mounted = []
+
+    def make(folder: Path, files: dict[str, bytes]) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        mounted.append(folder)
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        return folder
+
+    yield make
+    for folder in mounted:
+        subprocess.run(["umount", str(folder)], check=True)
+
+def test_an_unwritable_pages_folder_is_one_line(tmp_path, capsys, read_only_folder):
+    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    read_only_folder(tmp_path / "docs" / "benchmarks", {})
+    assert docs_pages.main(["--write", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m negplugins.docs_pages: error: {tmp_path}/docs/benchmarks/")
+    assert "read-only file system" in err and err.count("\n") == 1
+
+
+def test_an_unwritable_block_file_is_one_line(tmp_path, capsys, read_only_folder):
+    from negplugins import doc_blocks
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    stale = readme.replace("<!-- /benchmarks -->", "a stale line\n<!-- /benchmarks -->", 1)
+    folder = read_only_folder(tmp_path / "ro", {"README.md": stale.encode("utf-8")})
+    assert doc_blocks.main(["--write", str(folder / "README.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m negplugins.doc_blocks: error: {folder}/README.md: ")
+    assert "read-only file system" in err and err.count("\n") == 1

@@ -5,6 +5,7 @@ import hashlib
 import io
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +133,60 @@ def test_network_failure_is_a_download_error(isolated_ir_datasets_home):
     with pytest.raises(DownloadError, match="example.invalid/data.txt: download of bench/sub/data.txt failed"):
         _download(source=Broken).path()
     assert list((isolated_ir_datasets_home / "bench" / "sub").iterdir()) == []
+
+
+class _Remote:
+    """The pinned URL, serving whatever ``_Remote.content`` holds at the time."""
+
+    content = b""
+
+    def __init__(self, url):
+        pass
+
+    @contextlib.contextmanager
+    def stream(self):
+        yield io.BytesIO(_Remote.content)
+
+
+def _expect_hello(calls):
+    def validate(path, source):
+        calls.append(source)
+        if Path(path).read_bytes() != b"hello\n":
+            raise ValueError(f"{source}:1: not the benchmark's file")
+
+    return validate
+
+
+def test_a_download_trusted_on_first_use_is_validated_before_it_is_cached_or_recorded(isolated_ir_datasets_home,
+                                                                                      monkeypatch):
+    calls = []
+    download = _download(source=_Remote, validate=_expect_hello(calls))
+    monkeypatch.setattr(_Remote, "content", b"<html>an error page</html>\n")
+    with pytest.raises(ValueError, match=r"^https://example.invalid/data.txt:1: not the benchmark's file"):
+        download.path()
+    assert _cache_files(isolated_ir_datasets_home) == []  # no copy, no stamp, no recorded hash
+    monkeypatch.setattr(_Remote, "content", b"hello\n")
+    assert download.path().read_bytes() == b"hello\n"
+    assert json.loads((isolated_ir_datasets_home / "ir_datasets_ext.hashes.json").read_text()) == {
+        download.key: hashlib.sha256(b"hello\n").hexdigest()}
+    assert len(calls) == 2 and download.path() == download.cache_path and len(calls) == 2  # validated once
+
+
+def test_a_mirror_file_trusted_on_first_use_is_recorded_only_once_validated(mirror, isolated_ir_datasets_home):
+    calls = []
+    source = _write(mirror, b"hello, but another file\n")
+    with pytest.raises(ValueError, match=rf"^{source}:1: not the benchmark's file"):
+        _download(validate=_expect_hello(calls)).path()
+    assert _cache_files(isolated_ir_datasets_home) == []
+    source.write_bytes(b"hello\n")
+    _later_mtime(source, 1)
+    assert _download(validate=_expect_hello(calls)).path() == source
+    assert calls == [str(source)] * 2
+
+
+def test_a_cached_copy_never_validated_gives_way_to_the_right_file(isolated_ir_datasets_home, monkeypatch):
+    download = _download(source=_Remote, validate=_expect_hello([]))
+    download.cache_path.parent.mkdir(parents=True)
+    download.cache_path.write_bytes(b"a copy left without its hash recorded\n")
+    monkeypatch.setattr(_Remote, "content", b"hello\n")
+    assert download.path().read_bytes() == b"hello\n"

@@ -13,6 +13,7 @@ A passage listed among both the positives and the negatives of a question gets r
 as in the authors' ``evaluate.py``; repeated negative ids count once. Both are counted and logged too.
 """
 
+import functools
 import logging
 from typing import NamedTuple
 
@@ -22,7 +23,7 @@ from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
 
 from ..download import pinned_download
 from ..spec import Benchmark, read_reported, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register
+from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register, validator
 
 NAME = "boolquestions"
 
@@ -83,12 +84,6 @@ CORPORA = {
 MSMARCO_PASSAGES = 8_841_823
 #: Questions of BoolQuestions' MS MARCO part, per the paper (354 AND, 469 OR, 328 NOT).
 MSMARCO_QUESTIONS = 1151
-
-
-#: Registered corpus name -> its release files (``eval``, ``corpus``), pinned in etc/downloads.json.
-_FILES = {name: {"eval": pinned_download(NAME, f"{folder}/eval.json"),
-                 "corpus": pinned_download(NAME, f"{folder}/corpus.jsonl")}
-          for name, (folder, _) in CORPORA.items()}
 
 
 class BoolQuestionsDoc(NamedTuple):
@@ -195,6 +190,32 @@ def iter_questions(streamer, source):
                         lists["positive_ctxs"], lists["negative_ctxs"], nulls)
 
 
+def iter_corpus(streamer, source, has_titles):
+    """Yield :class:`BoolQuestionsDoc` for each line of a ``corpus.jsonl`` stream (``title`` with ``has_titles``)."""
+    with streamer.stream() as stream:
+        for line_number, record in iter_jsonl(stream, source):
+            for field in ("docid", "doc") + (("title",) if has_titles else ()):
+                if field not in record:
+                    raise FormatError(f"{source}:{line_number}: missing field {field!r}")
+            doc_id = _id(record["docid"], source, line_number, "docid")
+            text, title = record["doc"], record.get("title", "") if has_titles else ""
+            if not isinstance(text, str) or not isinstance(title, str):
+                raise FormatError(f"{source}:{line_number}: fields 'doc' and 'title' must be strings")
+            yield BoolQuestionsDoc(doc_id, text, title)
+
+
+def _release_files(folder: str, has_titles: bool) -> dict:
+    """A corpus's release files (``eval``, ``corpus``), pinned in etc/downloads.json and trusted on first use once
+    read whole."""
+    return {"eval": pinned_download(NAME, f"{folder}/eval.json", validate=validator(iter_questions)),
+            "corpus": pinned_download(NAME, f"{folder}/corpus.jsonl",
+                                      validate=validator(functools.partial(iter_corpus, has_titles=has_titles)))}
+
+
+#: Registered corpus name -> its release files.
+_FILES = {name: _release_files(folder, has_titles) for name, (folder, has_titles) in CORPORA.items()}
+
+
 class _Counts:
     """Counts over questions: null negative ids, questions with only null negatives, repeated negative
     ids, and passages listed as both positive and negative (conflicts)."""
@@ -224,17 +245,7 @@ class BoolQuestionsDocs(StoredDocs):
 
     @ir_datasets.util.use_docstore
     def docs_iter(self):
-        source = self._source
-        with self._streamer.stream() as stream:
-            for line_number, record in iter_jsonl(stream, source):
-                for field in ("docid", "doc") + (("title",) if self._has_titles else ()):
-                    if field not in record:
-                        raise FormatError(f"{source}:{line_number}: missing field {field!r}")
-                doc_id = _id(record["docid"], source, line_number, "docid")
-                text, title = record["doc"], record.get("title", "") if self._has_titles else ""
-                if not isinstance(text, str) or not isinstance(title, str):
-                    raise FormatError(f"{source}:{line_number}: fields 'doc' and 'title' must be strings")
-                yield BoolQuestionsDoc(doc_id, text, title)
+        return iter_corpus(self._streamer, self._source, self._has_titles)
 
 
 class BoolQuestionsQueries(BaseQueries):

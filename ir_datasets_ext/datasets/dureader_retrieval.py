@@ -18,6 +18,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -62,7 +63,6 @@ SPEC = register_benchmark(Benchmark(
 
 
 TARBALL = "dureader-retrieval-baseline-dataset.tar.gz"
-_TARBALL = pinned_download(BENCHMARK, TARBALL)  # no published checksum: trust on first use
 
 PARTS = tuple(f"passage-collection/part-0{i}" for i in range(4))
 #: Accepted locations (inside the tarball, below at most one leading folder) of each needed member.
@@ -112,6 +112,57 @@ def _member_key(name: str) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _open_tarball(stream, source: str):
+    """The tarball of ``stream`` read as a stream; a file that is no gzip-compressed tar is a FormatError."""
+    try:
+        with tarfile.open(fileobj=stream, mode="r|gz") as tar:
+            yield tar
+    except (tarfile.TarError, EOFError, zlib.error) as error:
+        raise FormatError(f"{source}: not a readable gzip-compressed tar file ({error})") from None
+
+
+def _needed_members(tar, source: str):
+    """``(key, member)`` for each member of :data:`MEMBERS`, in the tarball's order, until all are found.
+
+    Raises
+    ------
+    FormatError
+        Two members stand for one key, or one is missing (the message lists the first members seen).
+    """
+    found, seen = {}, []
+    for member in tar:
+        if len(seen) < 20:
+            seen.append(member.name)
+        key = _member_key(member.name)
+        if key is None or not member.isfile():
+            continue
+        if key in found:
+            raise FormatError(f"{source}: both {found[key]} and {member.name} stand for {key}")
+        found[key] = member.name
+        yield key, member
+        if len(found) == len(MEMBERS):
+            return
+    expected = "; ".join(" or ".join(MEMBERS[key]) for key in MEMBERS if key not in found)
+    raise FormatError(f"{source}: member(s) not found (directly or below one leading folder): {expected}. "
+                      f"First members of the tarball: {', '.join(seen) or 'none'}")
+
+
+def _check_tarball(path, source: str) -> None:
+    """Validate a tarball trusted on first use: it holds every needed member (read up to the last of them), and its
+    dev questions read as :func:`iter_dev` reads them (the passages are read when the docstore is built)."""
+    with open(path, "rb") as stream, _open_tarball(stream, source) as tar:
+        for key, member in _needed_members(tar, source):
+            if key == "dev/dev.json":
+                with tar.extractfile(member) as dev:  # a few MB; a streamed tar member cannot be read as text
+                    text = io.BytesIO(dev.read())
+                for _ in _dev_records(text, f"{source}:{member.name}"):
+                    pass
+
+
+_TARBALL = pinned_download(BENCHMARK, TARBALL, validate=_check_tarball)  # no published checksum: trust on first use
+
+
 class BaselineExtract:
     """The needed members of the baseline tarball, extracted once into ``$IR_DATASETS_HOME``."""
 
@@ -131,30 +182,13 @@ class BaselineExtract:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="baseline.", suffix=".tmp", dir=target.parent))
         try:
-            found, seen = {}, []
-            with self._tarball.stream() as stream, tarfile.open(fileobj=stream, mode="r|gz") as tar:
-                for member in tar:
-                    if len(seen) < 20:
-                        seen.append(member.name)
-                    key = _member_key(member.name)
-                    if key is None or not member.isfile():
-                        continue
-                    if key in found:
-                        raise FormatError(f"{TARBALL}: both {found[key]} and {member.name} stand for {key}")
-                    found[key] = member.name
+            with self._tarball.stream() as stream, _open_tarball(stream, TARBALL) as tar:
+                for key, member in _needed_members(tar, TARBALL):
                     out_path = tmp / key
                     out_path.parent.mkdir(parents=True, exist_ok=True)
                     check_free_space(tmp, member.size, f"{member.name} of {TARBALL}")
                     with tar.extractfile(member) as src, open(out_path, "wb") as out:
                         shutil.copyfileobj(src, out, 1 << 20)
-                    if len(found) == len(MEMBERS):
-                        break
-            missing = [key for key in MEMBERS if key not in found]
-            if missing:
-                expected = "; ".join(" or ".join(MEMBERS[key]) for key in missing)
-                raise FormatError(
-                    f"{TARBALL}: member(s) not found (directly or below one leading folder): {expected}. "
-                    f"First members of the tarball: {', '.join(seen) or 'none'}")
             give_usual_permissions(tmp, recursive=True)  # mkdtemp makes 0700: shared as ir_datasets' cache
             os.replace(tmp, target)
         finally:
@@ -224,24 +258,28 @@ class DuReaderCollection(StoredDocs):
 
 def iter_dev(extract: BaselineExtract):
     """``(query, paragraph_ids)`` for each line of ``dev/dev.json``."""
-    source = "dev/dev.json"
     with open(extract.path("dev/dev.json"), "rb") as stream:
-        for line_number, record in iter_jsonl(stream, source):
-            require_fields(record, ("question_id", "question"), source, line_number, types=(str, int))
-            if not isinstance(record["question"], str):
-                raise FormatError(f"{source}:{line_number}: field 'question' is "
-                                  f"{type(record['question']).__name__}, expected str")
-            paragraphs = record.get("answer_paragraphs")
-            if not isinstance(paragraphs, list):
-                raise FormatError(f"{source}:{line_number}: field 'answer_paragraphs' is missing or not a list")
-            ids = []
-            for i, paragraph in enumerate(paragraphs):
-                if not isinstance(paragraph, dict) or isinstance(paragraph.get("paragraph_id"), bool) \
-                        or not isinstance(paragraph.get("paragraph_id"), (str, int)):
-                    raise FormatError(f"{source}:{line_number}: answer_paragraphs[{i}] has no paragraph_id")
-                if str(paragraph["paragraph_id"]) not in ids:
-                    ids.append(str(paragraph["paragraph_id"]))
-            yield DuReaderQuery(str(record["question_id"]), record["question"]), ids
+        yield from _dev_records(stream, "dev/dev.json")
+
+
+def _dev_records(stream, source: str):
+    """``(query, paragraph_ids)`` for each line of a ``dev/dev.json`` stream."""
+    for line_number, record in iter_jsonl(stream, source):
+        require_fields(record, ("question_id", "question"), source, line_number, types=(str, int))
+        if not isinstance(record["question"], str):
+            raise FormatError(f"{source}:{line_number}: field 'question' is "
+                              f"{type(record['question']).__name__}, expected str")
+        paragraphs = record.get("answer_paragraphs")
+        if not isinstance(paragraphs, list):
+            raise FormatError(f"{source}:{line_number}: field 'answer_paragraphs' is missing or not a list")
+        ids = []
+        for i, paragraph in enumerate(paragraphs):
+            if not isinstance(paragraph, dict) or isinstance(paragraph.get("paragraph_id"), bool) \
+                    or not isinstance(paragraph.get("paragraph_id"), (str, int)):
+                raise FormatError(f"{source}:{line_number}: answer_paragraphs[{i}] has no paragraph_id")
+            if str(paragraph["paragraph_id"]) not in ids:
+                ids.append(str(paragraph["paragraph_id"]))
+        yield DuReaderQuery(str(record["question_id"]), record["question"]), ids
 
 
 class DuReaderDevQueries(BaseQueries):

@@ -22,7 +22,7 @@ from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDer
 from ..download import pinned_download
 from ..gdrive import GoogleDriveSource
 from ..spec import Benchmark, read_reported, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register
+from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register, validator
 
 NAME = "excluir"
 
@@ -54,14 +54,9 @@ SPEC = register_benchmark(Benchmark(
 ))
 
 
-# File ids from the authors' Drive folder (as used by github.com/thijmennijdam/NevIR-reproducibility,
-# src/preprocess_data/data.py). No checksum is published: the SHA-256 is recorded at the first download.
-_CORPUS = pinned_download(NAME, "corpus.json", source=GoogleDriveSource)
-_TEST_RELEASE = pinned_download(NAME, "test_manual_final.json", source=GoogleDriveSource)
 #: The 3,452 test queries as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them; no corpus
 #: comes with them. Provenance and hashes: ../shared/data/excluir/SOURCES.md in the suite's reference material.
 DERIVED_TEST = DataOrigin.pinned(NAME, "derived/ExcluIR_test_manual_final.json")
-_TEST = ReleaseOrDerived(_TEST_RELEASE, DERIVED_TEST)
 
 
 class ExcluIRDoc(NamedTuple):
@@ -119,6 +114,24 @@ def iter_excluir_queries(streamer, source="test_manual_final.json"):
             yield ExcluIRQuery(str(index), record["RQ_rewrite"], positive, negative, record["RQ_rewrite"])
 
 
+def iter_corpus(streamer, source="corpus.json"):
+    """Yield :class:`ExcluIRDoc` from a ``corpus.json`` stream (a JSON array of passage strings)."""
+    with streamer.stream() as stream:
+        for position, index, text in iter_json_array(stream, source):
+            if not isinstance(text, str):
+                raise FormatError(f"{position} (document {index}): expected a string, got {type(text).__name__}")
+            yield ExcluIRDoc(str(index), text)
+
+
+# File ids from the authors' Drive folder (as used by github.com/thijmennijdam/NevIR-reproducibility,
+# src/preprocess_data/data.py). No checksum is published: the SHA-256 is recorded at the first download, once the
+# file has been read whole as its dataset reads it.
+_CORPUS = pinned_download(NAME, "corpus.json", source=GoogleDriveSource, validate=validator(iter_corpus))
+_TEST_RELEASE = pinned_download(NAME, "test_manual_final.json", source=GoogleDriveSource,
+                                validate=validator(iter_excluir_queries))
+_TEST = ReleaseOrDerived(_TEST_RELEASE, DERIVED_TEST)
+
+
 class ExcluIRDocs(StoredDocs):
     def __init__(self, streamer):
         super().__init__(ExcluIRDoc, store=NAME, namespace=NAME, count_hint=90406)
@@ -126,12 +139,7 @@ class ExcluIRDocs(StoredDocs):
 
     @ir_datasets.util.use_docstore
     def docs_iter(self):
-        source = "corpus.json"
-        with self._streamer.stream() as stream:
-            for position, index, text in iter_json_array(stream, source):
-                if not isinstance(text, str):
-                    raise FormatError(f"{position} (document {index}): expected a string, got {type(text).__name__}")
-                yield ExcluIRDoc(str(index), text)
+        return iter_corpus(self._streamer)
 
 
 class ExcluIRQueries(BaseQueries):

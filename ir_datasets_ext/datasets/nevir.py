@@ -27,7 +27,16 @@ from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericS
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import pinned_download
 from ..spec import Benchmark, read_reported, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register, require_fields
+from ..util import (
+    Documentation,
+    FormatError,
+    StoredDocs,
+    iter_json_array,
+    iter_jsonl,
+    register,
+    require_fields,
+    validator,
+)
 
 NAME = "nevir"
 
@@ -102,9 +111,6 @@ CANDIDATE_SCORE = 0.0  # scoreddocs carry no ranking: every candidate has this s
 #: the release's.
 DERIVED_TEST = DataOrigin.pinned(NAME, "derived/NevIR_test_final.json")
 
-_FILES = {split: pinned_download(NAME, file) for split, file in SPLITS.items()}
-_FILES["test"] = ReleaseOrDerived(_FILES["test"], DERIVED_TEST)
-
 
 class NevIRDoc(NamedTuple):
     doc_id: str
@@ -148,11 +154,11 @@ def _records(streamer, source):
             yield where, index, record
 
 
-def iter_pairs(streamer, source):
+def iter_pairs(streamer, source, warn=True):
     """Yield :class:`NevIRPair` for each row of a NevIR split file, validating fields and ids.
 
     Only the release's fields are read (``id``, ``q1``, ``q2``, ``doc1``, ``doc2``); any other field, such as those
-    the derived copy adds, is ignored.
+    the derived copy adds, is ignored. ``warn``: log the rows without ``id`` after the pass.
     """
     if isinstance(streamer, ReleaseOrDerived):
         source = streamer.file
@@ -172,11 +178,20 @@ def iter_pairs(streamer, source):
             raise FormatError(f"{source}:{where}: pair id {pair_id!r} occurs twice")
         seen.add(pair_id)
         yield NevIRPair(pair_id, record["q1"], record["q2"], record["doc1"], record["doc2"])
-    if without_id:
+    if without_id and warn:
         lines = ", ".join(map(str, without_id[:10])) + (", ..." if len(without_id) > 10 else "")
         _logger.warning(f"{source}: {len(without_id)} row(s) have no 'id' (line(s) {lines}); their pair ids are "
                         "0-based line numbers, not the ids of MTEB's NevIR (orionweller/NevIR-mteb, e.g. "
                         "1000-2_q1), so runs on them are not comparable with MTEB's")
+
+
+def _read_quietly(streamer, source):
+    return iter_pairs(streamer, source, warn=False)
+
+
+#: Each split's file; a release file, trusted on first use, is read whole before its hash is recorded.
+_FILES = {split: pinned_download(NAME, file, validate=validator(_read_quietly)) for split, file in SPLITS.items()}
+_FILES["test"] = ReleaseOrDerived(_FILES["test"], DERIVED_TEST)
 
 
 class NevIRDocs(StoredDocs):

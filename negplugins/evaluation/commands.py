@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.command_inputs import options_read
 from ..options import FILE_FORCE_HELP, MAX_HITS, MAX_PERMUTATIONS, bounded_int
 
 __all__ = ["MEASURES_HELP", "MeasuresAction", "add_commands", "add_measures_option", "regroup_measures"]
@@ -140,10 +141,13 @@ def _cmd_evaluate(args) -> int:
 
 
 def _cmd_validate(args) -> int:
+    import os
     import time
 
+    from ..options import check_distinct
     from .validation import report_json, validate_run
 
+    check_distinct(args.run, None, "run", key=os.path.realpath)  # before any run is read
     status = 0
     for run in args.run:
         start = time.perf_counter()
@@ -199,7 +203,7 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--without-docs", action="append", metavar="FIELD=VALUE",
                    help="also score the runs with the documents whose FIELD is VALUE removed from the runs and the "
                         "qrels (ComLQ: origin=generated, the LLM-written passages); repeatable, one removal each")
-    p.set_defaults(func=_cmd_evaluate)
+    p.set_defaults(func=_cmd_evaluate, reads=options_read("run", "baseline"))
 
     p = commands.add_parser("validate", help="check a TREC run against a dataset (format, ids, rank order)",
                             description="Validate runs: six columns, numeric scores, no duplicate (query, document), "
@@ -210,4 +214,4 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-check-docs", action="store_true", help="skip the document id check")
     p.add_argument("--no-documents", dest="no_check_docs", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(func=_cmd_validate)
+    p.set_defaults(func=_cmd_validate, reads=options_read("run"))

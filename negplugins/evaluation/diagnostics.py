@@ -26,7 +26,7 @@ from .. import datasets
 from ..errors import UserError
 from ..io.run_columns import RunColumns
 from ..measures.ranking import STOCK, canonical_order
-from ..options import MAX_HITS, check_int
+from ..options import MAX_HITS, check_distinct, check_int
 from .results import Evaluation, clean_float
 
 __all__ = ["DEFAULT_K", "MAX_VALUES", "NOT_IN_CORPUS", "DocFieldShares", "Removal", "Diagnostics",
@@ -252,6 +252,13 @@ def parse_without(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
+def _removals(without) -> list[tuple[str, str]]:
+    """``(field, value)`` of each removal asked (``"FIELD=VALUE"`` or a pair); one asked twice is a UserError."""
+    removals = [parse_without(w) if isinstance(w, str) else tuple(w) for w in without]
+    check_distinct([f"{name}={value}" for name, value in removals], "--without-docs", "removal")
+    return removals
+
+
 def check_options(dataset_id: str, field: str | None, k: int | None, without=(), dataset=None) -> None:
     """Check the diagnostics asked for without reading any data: the fields exist, ``FIELD=VALUE`` parses.
 
@@ -260,15 +267,14 @@ def check_options(dataset_id: str, field: str | None, k: int | None, without=(),
     Raises
     ------
     UserError
-        Unknown dataset or field, a malformed ``--without-docs``, or ``k`` without a field.
+        Unknown dataset or field, a malformed or repeated ``--without-docs``, or ``k`` without a field.
     """
     if k is not None and field is None:
         raise UserError("--by-doc-field-k needs --by-doc-field")
     dataset = dataset if dataset is not None else datasets.load(dataset_id)
     if field is not None:
         _check_field(dataset, dataset_id, field, "--by-doc-field")
-    for text in without:
-        name, _ = parse_without(text) if isinstance(text, str) else tuple(text)
+    for name, _ in _removals(without):
         _check_field(dataset, dataset_id, name, "--without-docs")
 
 
@@ -315,7 +321,7 @@ def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = D
 
     check_ties(ties)
     k = check_int(k, "--by-doc-field-k", 1, MAX_HITS)
-    removals_asked = [parse_without(w) if isinstance(w, str) else tuple(w) for w in without]
+    removals_asked = _removals(without)
     if field is None and not removals_asked:
         raise UserError("nothing to diagnose: give a document field (--by-doc-field) or --without-docs FIELD=VALUE")
     if inputs is None:

@@ -37,7 +37,7 @@ from ..measures import lower_is_better  # noqa: F401  (re-exported: earlier rele
 from ..measures.declarations import NegationMeasure
 from ..measures.parsing import parse_measures  # the one parser of measure names (re-exported here)
 from ..measures.ranking import STOCK, TIE_HANDLING, canonical_run
-from ..options import MAX_PERMUTATIONS, check_int
+from ..options import MAX_PERMUTATIONS, check_distinct, check_int
 from .results import Comparison, Evaluation
 
 __all__ = ["DEFAULT_MEASURES", "Evaluation", "Comparison", "evaluate", "evaluate_runs",
@@ -162,13 +162,13 @@ def judged_qrels(dataset_id: str, dataset) -> dict:
     return qrels
 
 
-def _shared_units(parsed, qrels) -> dict[str, dict[str, str]]:
-    """``{measure: {query_id: unit}}`` for the measures whose value is one per several queries: PairedAcc gives
-    both queries of a NevIR pair the pair's value, so the pair is the unit (its first query id)."""
-    from ..measures import PairedAcc
+def shared_units(measures, qrels) -> dict[str, dict[str, str]]:
+    """``{measure: {query_id: unit}}`` for the measures (or names) whose value is one per several queries:
+    PairedAcc gives both queries of a NevIR pair the pair's value, so the pair is the unit (its first query id)."""
+    from ..measures import per_pair
     from ..measures.pairs import find_pairs
 
-    paired = [str(m) for m in parsed if m.NAME == PairedAcc.NAME]
+    paired = [str(m) for m in measures if per_pair(m)]
     if not paired:
         return {}
     units = {member.query_id: pair[0].query_id for pair in find_pairs(qrels).pairs for member in pair}
@@ -212,7 +212,7 @@ def _score(dataset_id, dataset, qrels, run, run_label, parsed, notes, keep_per_q
                       query_groups={q: groups[q] for q in qrels if q in groups},
                       negation_field=datasets.negation_field(dataset) if negation else None, negation=negation,
                       negation_groups={q: negation_groups[q] for q in qrels if q in negation_groups} if negation else {},
-                      per_query_ids=list(qrels), units=_shared_units(parsed, qrels), ties=ties, data_origin=origins)
+                      per_query_ids=list(qrels), units=shared_units(parsed, qrels), ties=ties, data_origin=origins)
 
 
 def _with_origin_notes(origins, notes) -> list[str]:
@@ -281,14 +281,15 @@ def read_valid_run(dataset_id, dataset, run_path, notes=None):
 def resolve_measures(dataset_id, qrels, measures=None):
     """``(parsed measures, notes)``: those given (already parsed or names), else the dataset's defaults.
 
-    Measures already parsed are not parsed again.
+    Measures already parsed are not parsed again. A measure given twice (``nDCG@10,nDCG@10``, or two spellings of
+    one, ``NegRecall_10 NegRecall@10``) is a UserError: each is one column of the results.
     """
     if measures is None:
         names, notes = default_measures(dataset_id, qrels)
         return parse_measures(names), notes
     if isinstance(measures, str) or any(isinstance(m, str) for m in measures):
-        return parse_measures(measures), []
-    return list(measures), []
+        measures = parse_measures(measures)
+    return check_distinct(measures, "--measures", "measure", key=str), []
 
 
 @dataclass
@@ -415,7 +416,7 @@ def check_comparison(run_paths, baseline: int | str = 0, permutations: int | Non
     before any data is read (:func:`evaluate_runs`' errors)."""
     if permutations is not None:
         check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
-    run_paths = [str(p) for p in run_paths]
+    run_paths = check_distinct((str(p) for p in run_paths), None, "run", key=os.path.realpath)
     if not run_paths:
         raise UserError("no run to evaluate")
     return _baseline_index(baseline, run_paths, list(names) if names is not None else _labels(run_paths))
@@ -440,7 +441,7 @@ def compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, base_index
     permutations = significance.PERMUTATIONS if permutations is None else permutations
     measure_names = [str(m) for m in parsed]
     tests = significance.compare([ev.per_query for ev in evaluations], measure_names, base_index,
-                                 permutations=permutations, progress=progress)
+                                 permutations=permutations, progress=progress, units=evaluations[0].units)
     if not per_query:
         for evaluation in evaluations:
             evaluation.per_query = None

@@ -47,7 +47,8 @@ unreadable or malformed file) is skipped and listed with the reason; nothing els
 standard error, one line per benchmark and step.
 
 **Re-runs.** A run is reused when its sidecar still matches it (SHA-256) and records the same dataset,
-runner, model fingerprint and parameters (depth; reranker kind and first stage; a baseline's parameters or
+runner, model fingerprints (its weights', and its whole folder's: tokenizer, configuration, pooling, ...,
+:func:`negplugins.runners.model_refs.model_files_sha256`) and parameters (depth; reranker kind and first stage; a baseline's parameters or
 preset) and the same data origin (a run made on a derived copy is made again once the release is there, and the
 reverse); its results when they record the run's SHA-256, the same qrels (SHA-256), the same measures, the same
 data origin and the stock tie handling (``"ties": "stock"``, :mod:`negplugins.measures.ranking`; results written
@@ -75,7 +76,7 @@ from ..errors import UserError, error_line
 from ..io.files import atomic_writer
 from ..io.outputs import check_run_output
 from ..io.sidecars import file_sha256, metadata_path, package_versions, read_metadata
-from ..options import MAX_BATCH_SIZE, check_int
+from ..options import MAX_BATCH_SIZE, check_distinct, check_int
 from ..rendering.text import json_text
 from .protocols import (
     FORMAT_VERSION,
@@ -109,7 +110,7 @@ BM25_PARAMETERS = dict(PYSERINI_BM25.parameters)  # Pyserini's defaults, as `neg
 _RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
 #: How the model is compared with each baseline (the summary's ``statistics``, the report's method line).
 COMPARISON_METHOD = ("the model minus each baseline on the primary measure, per query over the queries with a value "
-                     "in both: the mean difference with its 95% t interval, and the two-sided paired randomization "
+                     "in both (per NevIR pair for PairedAcc, each pair once): the mean difference with its 95% t interval, and the two-sided paired randomization "
                      f"test (sign flips, {10_000:,} permutations, fixed seed), Holm-corrected across the dataset's "
                      "baselines")
 
@@ -169,7 +170,7 @@ def select_benchmarks(names=None) -> list:
     Raises
     ------
     UserError
-        A name that is no registered benchmark (the message lists them).
+        A name that is no registered benchmark (the message lists them), or one named twice.
     """
     specs = datasets.benchmarks()
     if names is None:
@@ -186,6 +187,7 @@ def select_benchmarks(names=None) -> list:
         hint = f"did you mean {', '.join(close)}? " if close else ""
         raise UserError(f"--benchmarks: unknown benchmark {unknown[0]!r}; {hint}choose from "
                         + ", ".join(s.name for s in specs))
+    check_distinct(wanted, "--benchmarks", "benchmark")
     return [spec for spec in specs if spec.name in wanted]
 
 

@@ -32,7 +32,7 @@ POSITIVE_SEARCH_PARAMS = frozenset({"nprobe", "efSearch", "quantizer_efSearch", 
 
 
 def check_search_params(search_params: str | None) -> None:
-    """Refuse ``--search-params`` that are not ``name=number`` pairs, or a count below 1.
+    """Refuse ``--search-params`` that are not ``name=number`` pairs, a count below 1, or a name set twice.
 
     Raises
     ------
@@ -41,6 +41,7 @@ def check_search_params(search_params: str | None) -> None:
     """
     if not search_params:
         return
+    names = set()
     for item in search_params.split(","):
         name, sep, value = item.partition("=")
         name = name.strip()
@@ -51,6 +52,9 @@ def check_search_params(search_params: str | None) -> None:
         if not sep or not name or number is None or not math.isfinite(number):
             raise UserError(f"--search-params {search_params!r}: {item.strip()!r} is not NAME=NUMBER; e.g. nprobe=64 "
                             f"(IVF) or efSearch=128 (HNSW), several separated by commas")
+        if name in names:  # faiss would apply both, the last winning
+            raise UserError(f"--search-params {search_params!r}: {name} is set twice; set each parameter once")
+        names.add(name)
         if name in POSITIVE_SEARCH_PARAMS and (number < 1 or number != int(number)):
             raise UserError(f"--search-params {search_params!r}: {name} must be a whole number >= 1 (got {value.strip()}; "
                             f"faiss would return one hit per query); e.g. {name}=128")

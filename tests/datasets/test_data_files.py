@@ -128,3 +128,11 @@ def test_a_file_the_data_file_does_not_pin_is_named():
     with pytest.raises(KeyError, match="comlq/dataset.zip is not a derived copy"):
         DataOrigin.pinned("comlq", "dataset.zip")
     assert download_entry("comlq", "dataset.zip")["size"] == 3380755
+
+
+def test_every_file_without_a_checksum_is_read_whole_before_it_is_trusted():
+    used = _module_downloads().values()
+    unpinned = [d for d in used if not isinstance(d, DataOrigin) and d.md5 is None and d.sha256 is None]
+    assert len(unpinned) == 10 and all(d._validate is not None for d in unpinned)
+    with pytest.raises(ValueError, match="nevir/test.jsonl has no checksum .* must give a validate"):
+        pinned_download("nevir", "test.jsonl")

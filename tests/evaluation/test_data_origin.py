@@ -80,7 +80,8 @@ def test_evaluate_names_the_copy_in_every_format(copy_only, tmp_path, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["data_origin"] == [copy_only.to_dict()]
     assert "note: data: derived copy" in captured.err
-    assert main(["evaluate", "nevir/test", str(run), str(run), "--format", "json"]) == 0  # a comparison
+    other = write_pairs_run(tmp_path / "other.trec")  # a run is compared with another file, never itself
+    assert main(["evaluate", "nevir/test", str(run), str(other), "--format", "json"]) == 0  # a comparison
     record = json.loads(capsys.readouterr().out)
     assert record["data_origin"] == [copy_only.to_dict()] and record["notes"][0].startswith("data: derived copy")
 
