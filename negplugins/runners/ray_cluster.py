@@ -9,12 +9,13 @@ import contextlib
 import logging
 import os
 import re
+import traceback
 import warnings
 from dataclasses import dataclass
 
 from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
 from ..errors import UserError, error_line
-from ..io.interrupts import keep_signal_handlers, process_ends_on_signal
+from ..io.interrupts import ends_without_teardown, keep_signal_handlers, process_ends_on_signal
 from ..options import check_int
 
 __all__ = ["ENGINES", "MAX_RAY_WORKERS", "RayEngine", "RayJobError", "WorkerPlan", "check_reachable", "describe",
@@ -28,7 +29,14 @@ MAX_RAY_WORKERS = 4096
 
 
 class RayJobError(UserError):
-    """The Ray job failed (a worker died, the cluster went away); finished shards are kept."""
+    """The Ray job failed (a worker died, the cluster went away); finished shards are kept.
+
+    ``traceback_text`` is the traceback of Ray's exception behind it (``-v`` shows it).
+    """
+
+    def __init__(self, message: str, *, detail: BaseException | None = None):
+        super().__init__(message)
+        self.traceback_text = "".join(traceback.format_exception(detail)) if detail is not None else None
 
 
 @dataclass(frozen=True)
@@ -133,7 +141,8 @@ def session(engine: RayEngine):
         # after its cleanups instead, and the local Ray's processes end with it (Ray starts them to share its fate:
         # the raylet and GCS at once; its dashboard and runtime-env agents within about a minute, when they
         # notice that their raylet is gone).
-        if not process_ends_on_signal():
+        # Nor once the raylet of this machine died (ray_failures.RayletWatch): the shutdown would wait for it.
+        if not process_ends_on_signal() and not ends_without_teardown():
             with keep_crash_handlers():
                 ray.shutdown()
 
