@@ -16,7 +16,8 @@ What a runner indexes, encodes or scores for a document is decided here and nowh
     kept as the dataset gives it; with ``normalise=True`` every run of whitespace (tabs and newlines
     included) becomes one space (:func:`normalise_text`). :func:`iter_docs_for_indexing` yields it
     as is to the Lucene index (``index``, ``search bm25``) and the dense encoder (``search dense``);
-    ``search rerank`` scores it normalised, as it scores the normalised query text.
+    ``search rerank`` scores it normalised, as it scores the normalised query text, except with the
+    bi-encoder, which encodes it as ``search dense`` does (so a dense index's vectors are its own).
 
 For the suite's datasets every runner sees the same words: only BoolQuestions NQ has titles, and its
 ``default_text()`` is already ``"<title> <text>"``, which is also what BEIR joins. The variants differ in

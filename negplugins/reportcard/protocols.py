@@ -236,18 +236,6 @@ def _dense_index_path(indexes: Path, dataset_id: str, ref) -> Path:
     return indexes / "faiss" / corpus / name
 
 
-def _reusable_index(indexes: Path, dataset_id: str, model: Model) -> Path | None:
-    """The model's dense index under ``indexes`` when a bi-encoder reranker can read its passage vectors, else None."""
-    from ..runners.dense import reusable_passage_index
-
-    if model.scorer[1] != "bi-encoder":
-        return None
-    scorer = model.scorer[0]
-    path, _ = reusable_passage_index(dataset_id, scorer.ref, scorer.encoder.settings,
-                                     _dense_index_path(indexes, dataset_id, model.ref))
-    return path
-
-
 def probe(spec, dataset_id: str):
     """``(dataset, qrels)`` once the data the protocol needs is readable; raises what makes it unavailable."""
     from ..evaluation.scoring import load_judged
@@ -300,9 +288,9 @@ def run_protocol(spec, dataset_id: str, folder: Path, model: Model, load, indexe
 
     run = folder / f"{run_name(spec, model)}.trec.gz"
     tag = run_name(spec, model)
-    sha = model.ref.sha256
+    made_by = {"model.sha256": model.ref.sha256, "model.files_sha256": model.ref.files_sha256}
     if spec.protocol == "pairs":
-        expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,
+        expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, **made_by,
                     "parameters.reranker": model.scorer[1], "parameters.top_k": spec.depth,
                     "parameters.candidates": "scoreddocs"}
         if _reused(run, expected, "pairs", "scoring its candidate pairs", outcome, say):
@@ -310,13 +298,12 @@ def run_protocol(spec, dataset_id: str, folder: Path, model: Model, load, indexe
         start = time.perf_counter()
         say(f"scoring each query's {spec.depth} candidates with {model.scorer[1]} {model.ref.name}")
         rerank(dataset_id, run, candidates=True, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-               run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
-               index=_reusable_index(indexes, dataset_id, load()))
+               run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress)
         say(f"scored the pairs in {timed(outcome, 'pairs', 'ran', start):.1f} s -> {run}")
         return run
 
     if model.kind == "dense":
-        expected = {"dataset": dataset_id, "runner": "dense", "tag": tag, "model.sha256": sha,
+        expected = {"dataset": dataset_id, "runner": "dense", "tag": tag, **made_by,
                     "parameters.hits": spec.depth}
         if _reused(run, expected, "dense retrieval", f"dense retrieval (top {spec.depth})", outcome, say):
             return run
@@ -338,7 +325,7 @@ def run_protocol(spec, dataset_id: str, folder: Path, model: Model, load, indexe
     first = _baseline_run(spec, dataset_id, PYSERINI_BM25, folder, indexes, outcome, say, force, command,
                           what="BM25 first stage")
     outcome.first_stage = first
-    expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, "model.sha256": sha,
+    expected = {"dataset": dataset_id, "runner": "rerank", "tag": tag, **made_by,
                 "parameters.reranker": model.kind, "parameters.top_k": spec.depth, "parameters.candidates": "run",
                 "first_stage.sha256": file_sha256(first)}
     if _reused(run, expected, "rerank", f"reranking the top {spec.depth}", outcome, say):
@@ -346,8 +333,7 @@ def run_protocol(spec, dataset_id: str, folder: Path, model: Model, load, indexe
     start = time.perf_counter()
     say(f"reranking the top {spec.depth} with {model.kind} {model.ref.name}")
     rerank(dataset_id, run, run=first, top_k=spec.depth, batch_size=batch_size or RERANK_DEFAULTS["batch_size"],
-           run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress,
-           index=_reusable_index(indexes, dataset_id, load()))
+           run_tag=tag, loaded=load().scorer, force=force, command=command, progress=progress)
     say(f"reranked in {timed(outcome, 'rerank', 'ran', start):.1f} s -> {run}")
     return run
 
@@ -423,8 +409,10 @@ def run_baselines(spec, dataset_id: str, folder: Path, qrels, indexes: Path, led
 
     Returns the summary entries of the baselines: their system, files, scores with confidence intervals, and
     ``vs_model`` on the primary measure (model minus baseline: mean difference, its 95% t interval, the paired
-    randomization test's p-value, Holm-corrected across the baselines, and the queries compared).
+    randomization test's p-value, Holm-corrected across the baselines, and the queries compared: for PairedAcc, the
+    NevIR pairs, each once).
     """
+    from ..evaluation.scoring import shared_units
     from ..evaluation.significance import PERMUTATIONS, compare
 
     entries, per_query = [], []
@@ -452,7 +440,7 @@ def run_baselines(spec, dataset_id: str, folder: Path, qrels, indexes: Path, led
                  for m, values in (model_record["evaluation"].get("per_query") or {}).items()}
         others = [{m: {q: v for q, v in values.items() if v is not None} for m, values in pq.items()}
                   for _, pq in per_query]
-        tests = compare([model, *others], [primary], baseline=0)
+        tests = compare([model, *others], [primary], baseline=0, units=shared_units([primary], qrels))
         for (entry, _), test in zip(per_query, tests[1:]):
             t = test[primary]
             low, high = t["ci95"]

@@ -52,6 +52,7 @@ from .encoders import (
     model_load_errors,
     resolve_model,
 )
+from .encoding_settings import check_token_limit
 
 __all__ = ["DEFAULT_MODEL_ID", "beir_dense_search", "beir_rerank", "beir_corpus", "beir_queries", "model_record",
            "CrossEncoderModel", "DEFAULT_MODEL_ALIASES", "default_model_path"]
@@ -164,6 +165,8 @@ def beir_dense_search(dataset_id: str, output: str | os.PathLike, model: str | o
     if not dataset.has_docs() or not dataset.has_queries():
         raise UserError(f"{dataset_id} needs documents and queries for retrieval")
     ref = resolve_model(model)
+    if max_length is not None:
+        check_token_limit(ref, max_length)
     load_from, record = str(ref.path), ref.metadata()
 
     from beir.retrieval.evaluation import EvaluateRetrieval
@@ -288,6 +291,8 @@ def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | o
     run = check_results(run, dataset_id, check_docs=True, source=str(first_stage))
     dataset = datasets.load(dataset_id)
     ref = resolve_model(model)
+    if max_length is not None:
+        check_token_limit(ref, max_length, pair=True)
     load_from, record = str(ref.path), ref.metadata()
 
     from beir.reranking import Rerank

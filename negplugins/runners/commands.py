@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.command_inputs import options_read
 from ..options import (
     DEFAULT_HITS,
     FILE_FORCE_HELP,
@@ -250,7 +251,7 @@ def add_search_command(commands):
     p.add_argument("--run-tag", default="Anserini", help="last column of the run (default: Anserini, as Pyserini)")
     add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=_cmd_search_bm25)
+    p.set_defaults(func=_cmd_search_bm25, reads=options_read("index"))
 
     return runners
 
@@ -330,7 +331,7 @@ def add_commands(commands, runners) -> None:
     add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     _add_engine(p, "encode the documents")
-    p.set_defaults(func=_cmd_dense)
+    p.set_defaults(func=_cmd_dense, reads=options_read("index", "model", "query_encoder"))
 
     p = runners.add_parser("splade", help="learned sparse retrieval (SPLADE-style masked language model): encode "
                                           "documents into a Lucene impact index and search it")
@@ -363,7 +364,7 @@ def add_commands(commands, runners) -> None:
                                      "Anserini)")
     add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=_cmd_splade)
+    p.set_defaults(func=_cmd_splade, reads=options_read("index", "model"))
 
     p = runners.add_parser("rerank", help="rerank the top k of a run (or a dataset's candidates) with a "
                                           "cross-encoder, monoT5, bi-encoder or ColBERT-style model")
@@ -384,13 +385,13 @@ def add_commands(commands, runners) -> None:
                         "the document length, default the model's doc_maxlen, else 180)")
     p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
     p.add_argument("--index", help="bi-encoder: read the passage vectors from this dense index of the same model and "
-                                   "encoding settings (Flat) instead of encoding them (default: the model's index "
-                                   "indexes/faiss/<corpus>/<model> when it matches)")
+                                   "encoding settings (Flat) instead of encoding them, which can move a score by one "
+                                   "unit of the sixth decimal (default: every document is encoded)")
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
     add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
     _add_engine(p, "score the pairs")
-    p.set_defaults(func=_cmd_rerank)
+    p.set_defaults(func=_cmd_rerank, reads=options_read("run", "index", "model"))
 
     p = runners.add_parser("bm25s", help="BM25 with the bm25s package (no Java); --preset comlq-authors is the ComLQ "
                                          "authors' configuration")
@@ -425,7 +426,7 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--device", help="cpu, cuda, ... (default: chosen by sentence-transformers)")
     p.add_argument("--run-tag", help="last column of the run (default: beir-dense-<model>)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=_cmd_search_beir_dense)
+    p.set_defaults(func=_cmd_search_beir_dense, reads=options_read("model"))
 
     p = runners.add_parser("beir-rerank", help="BEIR Rerank of a first-stage run with a cross-encoder")
     p.add_argument("dataset")
@@ -441,4 +442,4 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--device", help="cpu, cuda, ... (default: chosen by sentence-transformers)")
     p.add_argument("--run-tag", help="last column of the run (default: beir-rerank-<model>)")
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    p.set_defaults(func=_cmd_search_beir_rerank)
+    p.set_defaults(func=_cmd_search_beir_rerank, reads=options_read("run", "model"))

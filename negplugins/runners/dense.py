@@ -63,6 +63,7 @@ from .dense_index_format import (
 from .dense_options import DENSE_DEFAULTS, EncodingOptions, IndexOptions, SearchOptions, option_objects
 from .encoders import DenseEncoder, ModelRef, encode_texts, encoder_settings, model_defaults, resolve_model
 from .encoding_pipeline import length_groups
+from .encoding_settings import encoding_fingerprint
 from .faiss_search import check_search_params, search_index_folder, search_vectors, stored_passage_vectors
 
 __all__ = ["DENSE_DEFAULTS", "DEFAULT_INDEX_TYPE", "DenseIndex", "default_dense_index_path", "dense_index",
@@ -116,8 +117,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
                 encoding: EncodingOptions | None = None, **keywords) -> DenseIndex:
     """Encode the documents of ``dataset_id`` into a faiss index, or reuse one built earlier.
 
-    An index is reused only when its manifest records the same corpus, model weights and encoding settings
-    (pooling, normalisation, token limit, passage prefix, backend, dtype); otherwise it is encoded again.
+    An index is reused only when its manifest records the same corpus and data origin, and the same encoding
+    fingerprint (:func:`~negplugins.runners.encoding_settings.encoding_fingerprint`: the model's weights and every
+    file that shapes its vectors, the encoding settings, the text as encoded); otherwise it is encoded again.
 
     Parameters
     ----------
@@ -170,8 +172,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         backend=encoding.backend or "torch", dtype=encoding.dtype or "float32")
     path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref, settings)
     corpus = datasets.docs_root_id(dataset_id)
+    made_from = {"fingerprint": encoding_fingerprint(ref, settings), "data_origin": datasets.data_origins(dataset)}
     expected = {"format": INDEX_FORMAT, "kind": "faiss", "corpus": corpus, "model_sha256": ref.sha256,
-                "index_type": index_type}
+                "index_type": index_type, **made_from}
     existing = read_manifest(path)
     if not options.rebuild and existing is not None and index_encoding(existing) == settings \
             and reusable_layout(path, existing, expected, options.search_shards, budget) and undamaged(path, existing):
@@ -211,7 +214,7 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         shutil.rmtree(shard_root)
     shard_expected = {"format": INDEX_FORMAT, "kind": "faiss-shard", "corpus": corpus, "model_sha256": ref.sha256,
                       "shard_num": shard_num, "total": len(ids), "dimension": encoder.dimension,
-                      "max_length": encoder.max_length, "encoding": settings}
+                      "max_length": encoder.max_length, "encoding": settings, **made_from}
 
     def shard_folder(i):
         return shard_root / f"shard-{i:05d}-of-{shard_num:05d}"
@@ -304,6 +307,19 @@ def _settings_for_index(index_path: Path, built_with: dict | None, ref: ModelRef
             raise UserError(f"{index_path}: the index was encoded with {flag} {built_with.get(key)!r}, not "
                             f"{options[key]!r}; leave {flag} out or build another index")
     return built_with
+
+
+def _check_made_like(index_path: Path, manifest: dict | None, ref: ModelRef, passage: dict, dataset) -> None:
+    """Refuse an index of the suite made from other model files or other data than the search would use."""
+    recorded = (manifest or {}).get("fingerprint")
+    if recorded is not None and recorded != encoding_fingerprint(ref, passage):
+        raise UserError(f"{index_path}: the index was encoded with other files of model {ref.id!r} than its folder "
+                        f"holds now (its tokenizer, configuration or pooling changed since); leave out --index to "
+                        f"encode the documents again")
+    origins = (manifest or {}).get("data_origin")
+    if origins is not None and origins != datasets.data_origins(dataset):
+        raise UserError(f"{index_path}: the index was encoded from other data files of its corpus than the dataset "
+                        f"reads now (a derived copy, or the release); leave out --index to encode the documents again")
 
 
 def _query_side(encoder):
@@ -399,12 +415,14 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             if built_with is not None and built_with != passage:
                 raise UserError(f"{index_path}: the index was encoded with {built_with}, not with the given "
                                 f"encoder's {passage}; give another --index or leave it out")
+            _check_made_like(index_path, manifest, ref, passage, dataset)
             opened = open_dense_index(index_path)
         else:
             backend = backend or (built_with or {}).get("backend") or "torch"
             dtype = dtype or (built_with or {}).get("dtype") or "float32"
             passage = _settings_for_index(index_path, built_with, ref, dict(shape, prefix=encoding.passage_prefix,
                                                                             backend=backend, dtype=dtype))
+            _check_made_like(index_path, manifest, ref, passage, dataset)
             opened = open_dense_index(index_path)  # fail before loading the model
             # one pooling and normalisation on both sides (the index's); the index's token limit for the same model
             limit = encoding.max_length if encoding.max_length is not None or query_ref is not None else passage["max_length"]

@@ -18,7 +18,10 @@ Encoding settings: everything that shapes the vectors (pooling, normalisation, t
 backend, dtype; see :func:`negplugins.runners.encoders.encoder_settings`) is the manifest's ``encoding``, part
 of the default index folder's name (:func:`default_dense_index_path`), and compared before an index is reused:
 an index encoded otherwise is encoded again (or, given with ``--index``, refused when an option contradicts it).
-The device is recorded but not compared (float32 on a GPU gives the CPU's vectors up to rounding).
+So are the manifest's ``fingerprint`` (:func:`negplugins.runners.encoding_settings.encoding_fingerprint`: every
+file of the model folder, tokenizer and pooling included, the settings and the text as encoded) and
+``data_origin`` (the derived copies the corpus was read from). The device is recorded but not compared (float32
+on a GPU gives the CPU's vectors up to rounding).
 
 Encoding is split into shards as ``pyserini.encode`` splits a collection (``--shard-id`` /
 ``--shard-num``: shard ``i`` of ``n`` holds documents ``i * (N // n)`` up to the next shard's start, the
@@ -73,7 +76,7 @@ from ..io.files import check_free_space
 from ..io.integrity import damage
 from .common import MANIFEST, default_index_path, read_index_record, read_manifest
 from .encoders import ModelRef, SentenceEncoder, encoder_settings, model_defaults
-from .encoding_settings import CALIBRATION_PASSAGES
+from .encoding_settings import CALIBRATION_PASSAGES, encoding_fingerprint
 
 SHARD_MANIFEST = "negplugins-shard.json"
 INDEX_FORMAT = 1
@@ -503,21 +506,22 @@ def check_dense_index(path: str | os.PathLike) -> int:
 
 
 def reusable_passage_index(dataset_id: str, ref: ModelRef, settings: dict,
-                           index: str | os.PathLike | None = None) -> tuple[Path | None, str]:
+                           index: str | os.PathLike) -> tuple[Path | None, str]:
     """A dense index whose stored passage vectors are the ones a bi-encoder with ``settings`` would compute.
 
-    ``index``, or else the default index of the model and settings (:func:`default_dense_index_path`), is
-    reusable when its manifest records the same corpus, the same model weights (SHA-256) and the same encoding
-    settings (pooling, normalisation, token limit, passage prefix, backend, dtype), and its type stores the
-    vectors exactly: ``Flat`` (one index or sharded). Other types (HNSW, IVF, PQ, ...) are not reused: faiss
-    either cannot give back a vector by its position or gives a lossy one.
+    ``index`` is reusable when its manifest records the same corpus and data origin, the same model weights
+    (SHA-256), the same encoding settings (pooling, normalisation, token limit, passage prefix, backend, dtype) and
+    the same fingerprint (:func:`~negplugins.runners.encoding_settings.encoding_fingerprint`: every file of the model,
+    the settings, the text as encoded), and its type stores the vectors exactly: ``Flat`` (one index or sharded).
+    Other types (HNSW, IVF, PQ, ...) are not reused: faiss either cannot give back a vector by its position or gives
+    a lossy one.
 
     Returns
     -------
     (Path, "") or (None, why)
         The index folder, or why there is none to reuse (``why`` is ``""`` when no index is there at all).
     """
-    path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref, settings)
+    path = Path(index)
     manifest = read_manifest(path)
     if manifest is None:
         return None, "" if not path.exists() else f"{path}: not a dense index built by negplugins (no {MANIFEST})"
@@ -525,10 +529,15 @@ def reusable_passage_index(dataset_id: str, ref: ModelRef, settings: dict,
     built_with = index_encoding(manifest)
     if manifest.get("kind") != "faiss" or manifest.get("corpus") != corpus:
         why = f"it indexes {manifest.get('corpus')!r}, not the documents of {dataset_id} ({corpus})"
+    elif manifest.get("data_origin") != datasets.data_origins(datasets.load(dataset_id)):
+        why = "it was encoded from other data files of its corpus than the dataset reads now"
     elif manifest.get("model_sha256") != ref.sha256:
         why = f"it was encoded by other weights ({str(manifest.get('model_sha256'))[:12]}, not {ref.sha256[:12]})"
     elif built_with != settings:
         why = f"it was encoded with {built_with}, not with the reranker's {settings}"
+    elif manifest.get("fingerprint") != encoding_fingerprint(ref, settings):
+        why = ("it was encoded with other files of the model than its folder holds now (its tokenizer, configuration "
+               "or pooling), or by an earlier version that did not record them")
     elif manifest.get("index_type", DEFAULT_INDEX_TYPE) != DEFAULT_INDEX_TYPE:
         why = f"its type {manifest.get('index_type')} does not keep the vectors exactly (only Flat is reused)"
     else:

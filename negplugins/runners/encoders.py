@@ -19,7 +19,10 @@ when known (a cached snapshot) and always the SHA-256 of its weights (files endi
 ``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.h5``, ``.msgpack`` or ``.onnx``, in the folder and its
 sub-folders): the weight file's own SHA-256 when there is one file, else the SHA-256 of the
 ``"<path> <sha256>\\n"`` lines of all weight files (path relative to the folder, ``/``-separated; sorted
-component by component), so a model sharded into several files has a fingerprint too.
+component by component), so a model sharded into several files has a fingerprint too. The model as a whole has
+one more (:func:`model_files_sha256`, the ``files_sha256`` of the ``model`` field): its weights and every other file
+that shapes what it computes (tokenizer, special tokens, configuration, sentence-transformers' pooling and modules).
+Whatever the suite stores from a model (an index, an ONNX export, a report card's run) is reused only while it matches.
 
 ``search dense`` encodes with :class:`DenseEncoder`: the model's own tokenizer and ``AutoModel``, then pooling,
 its sentence-transformers ``Dense`` layers and L2 normalisation, run by PyTorch (any device, float32, float16
@@ -64,6 +67,8 @@ from .model_refs import (
     default_model_path,
     display_name,
     load_error,
+    loaded_model_sha256,
+    model_files_sha256,
     model_load_errors,
     parameter_count,
     quiet_transformers,
@@ -74,7 +79,7 @@ from .model_refs import (
 
 __all__ = ["BACKENDS", "BACKEND_DTYPES", "CALIBRATION_PASSAGES", "DEFAULT_MODEL_ALIASES", "DEFAULT_MODEL_NAME", "DTYPES", "DenseEncoder",
            "ModelDefaults", "ModelRef", "PASSAGE_PROMPTS", "POOLINGS", "SentenceEncoder", "check_backend_dtype", "configure_offline",
-           "default_model_path", "encoder_settings", "model_defaults", "parameter_count", "resolve_device",
+           "default_model_path", "encoder_settings", "model_defaults", "model_files_sha256", "parameter_count", "resolve_device",
            "resolve_model", "state_dict_sha256", "weights_sha256"]
 
 ENCODER_MANIFEST = "negplugins-encoder.json"
@@ -135,10 +140,11 @@ class SentenceEncoder:
         except (AttributeError, IndexError, KeyError, TypeError):
             pass
         shown = name or (display_name(Path(loaded_from)) if loaded_from else "in-memory-model")
+        weights = state_dict_sha256(model)
         ref = ModelRef(shown, None, shown, extra={"source": "SentenceTransformer object"
                                                  + (f" loaded from {loaded_from}" if loaded_from else ""),
                                                  "fingerprint": "state_dict_sha256"},
-                       fingerprint=state_dict_sha256(model))
+                       fingerprint=weights, files_fingerprint=loaded_model_sha256(model, weights))
         encoder = cls.__new__(cls)
         quiet_transformers()
         encoder._setup(ref, model)
@@ -366,7 +372,7 @@ class DenseEncoder:
         static = self.backend == "openvino" and self.dtype == "int8"  # NNCF, calibrated; else ONNX Runtime's
         variant = "int8-static" if static else "int8" if self.dtype == "int8" else "float32"
         key = {"format": _ENCODER_FORMAT, "kind": "onnx-encoder", "model_sha256": self.ref.sha256,
-               "pooling": self.pooling, "normalize": self.normalize, "variant": variant, "opset": ONNX_OPSET}
+               "model_files_sha256": self.ref.files_sha256, "pooling": self.pooling, "normalize": self.normalize, "variant": variant, "opset": ONNX_OPSET}
         if static:
             key["calibration_sha256"] = hashlib.sha256(json.dumps(self.calibration).encode()).hexdigest()
         name = (f"{_slug(self.ref.name)}-{self.ref.sha256[:12]}-{self.pooling}-"

@@ -4,13 +4,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import UserError, error_line
-from .model_refs import ModelRef
+from .model_refs import ModelRef, load_error, model_files_state, model_load_errors
 
 #: ``--backend`` values: PyTorch, or an ONNX export run by ONNX Runtime or OpenVINO (CPU only).
 BACKENDS = ("torch", "onnx", "openvino")
@@ -28,6 +30,14 @@ POOLINGS = ("mean", "cls", "last-token")
 PASSAGE_PROMPTS = ("document", "passage", "corpus")
 _ST_POOLING = {"mean_tokens": "mean", "mean": "mean", "cls_token": "cls", "cls": "cls", "lasttoken": "last-token"}
 _ST_MODULES = ("Transformer", "Pooling", "Dense", "Normalize")
+#: How a passage's text is prepared before the encoder's own steps (prefix, case): ``document_text`` with its
+#: whitespace as the dataset gives it, for ``search dense``'s index and the bi-encoder reranker alike. Part of every
+#: :func:`encoding_fingerprint`: change it when that preparation changes, and no stored vector is taken for a new one.
+PASSAGE_TEXT = "negplugins.datasets.document_text, whitespace as given"
+#: Model types whose position ids start after the padding index (RoBERTa's scheme): ``pad_token_id + 1`` fewer
+#: positions hold tokens than ``max_position_embeddings`` says.
+_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "mpnet", "data2vec-text",
+                     "roberta-prelayernorm", "ibert", "luke", "markuplm", "xmod")
 
 
 def json_object_file(path: Path, what: str) -> dict:
@@ -111,11 +121,8 @@ def _model_defaults(path: str, stamp: tuple) -> ModelDefaults:
 
 
 def model_defaults(ref: ModelRef) -> ModelDefaults:
-    """The :class:`ModelDefaults` of a resolved model (cached per state of its files)."""
-    names = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json", "tokenizer_config.json",
-             "config.json")
-    stamp = tuple((n, (ref.path / n).stat().st_mtime_ns) for n in names if (ref.path / n).is_file())
-    return _model_defaults(str(ref.path), stamp)
+    """The :class:`ModelDefaults` of a resolved model (cached per state of its files, the modules' included)."""
+    return _model_defaults(str(ref.path), model_files_state(ref.path))
 
 
 def check_backend_dtype(backend: str, dtype: str) -> None:
@@ -210,6 +217,8 @@ def encoder_settings(ref: ModelRef, *, prefix: str | None = None, role: str = "p
     if role not in ("passage", "query"):
         raise ValueError(role)
     defaults = model_defaults(ref)
+    if max_length is not None:
+        check_token_limit(ref, int(max_length))
     if pooling is None and defaults.pooling is None:
         raise UserError(f"model {ref.id!r}: its pooling {defaults.pooling_found!r} is not run by search dense; "
                         f"choose --pooling ({', '.join(POOLINGS)})")
@@ -222,3 +231,47 @@ def encoder_settings(ref: ModelRef, *, prefix: str | None = None, role: str = "p
             "max_length": int(max_length or defaults.max_length), "prefix": str(prefix), "backend": backend,
             "dtype": dtype}
 
+
+def encoding_fingerprint(ref: ModelRef, settings: dict, text: str = PASSAGE_TEXT) -> str:
+    """The fingerprint of the vectors an encoder makes: SHA-256 of the model as a whole (:attr:`ModelRef.files_sha256`:
+    weights, tokenizer, configuration, pooling, ...), the encoding ``settings`` (as :func:`encoder_settings`) and how
+    the ``text`` is prepared (:data:`PASSAGE_TEXT`). Stored vectors are reused only while it matches."""
+    record = {"model": ref.files_sha256, "settings": settings, "text": text}
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=32)
+def _token_limits(path: str, stamp: tuple, pair: bool) -> tuple[int, int | None]:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    low = int(tokenizer.num_special_tokens_to_add(pair=pair)) + 1
+    config = json_object_file(Path(path) / "config.json", "model config")
+    positions = config.get("max_position_embeddings", config.get("n_positions"))
+    if not isinstance(positions, int) or isinstance(positions, bool) or positions <= 0:
+        return low, None
+    if config.get("model_type") in _OFFSET_POSITIONS:
+        pad = config.get("pad_token_id")
+        positions -= (pad if isinstance(pad, int) else 1) + 1
+    return low, positions
+
+
+def token_limits(ref: ModelRef, pair: bool = False) -> tuple[int, int | None]:
+    """``(least, most)`` tokens per input the model honours as a token limit: its tokenizer's special tokens (of a
+    pair with ``pair``) and one of text, and its position embeddings (``None``: no such bound in its config)."""
+    try:
+        return _token_limits(str(ref.path), model_files_state(ref.path), pair)
+    except model_load_errors() as error:
+        raise load_error(ref, error, "tokenizer") from None
+
+
+def check_token_limit(ref: ModelRef, max_length: int, option: str = "--max-length", pair: bool = False) -> None:
+    """One line naming ``option`` when the model cannot honour ``max_length`` tokens per input (:func:`token_limits`);
+    transformers would otherwise quietly leave a text below the special tokens untruncated."""
+    low, high = token_limits(ref, pair)
+    if low <= max_length and (high is None or max_length <= high):
+        return
+    room = f"{low} to {high}" if high is not None else f"at least {low}"
+    why = f"{low - 1} special tokens{' to a pair' if pair else ''} and at least one of text" + \
+        (f"; {high} positions" if high is not None else "")
+    raise UserError(f"{option} {max_length}: model {ref.id!r} takes a token limit of {room} ({why})")

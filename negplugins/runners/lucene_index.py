@@ -129,6 +129,7 @@ def _expected_manifest(dataset_id: str, language: str) -> dict:
         "format": _FORMAT,
         "kind": "lucene",
         "corpus": datasets.docs_root_id(dataset_id),
+        "data_origin": datasets.data_origins(datasets.load(dataset_id)),
         "language": language,
         "pyserini": metadata.version("pyserini"),
     }

@@ -5,6 +5,7 @@ and loading them offline; see :mod:`negplugins.runners.encoders` for the rules (
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_MODEL_ALIASES = ("default", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
 _DEFAULT_ALIASES = {None, "", *DEFAULT_MODEL_ALIASES}
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx")
+#: Files of a model folder that never change what it computes (documentation, pictures); every other file counts.
+_NOT_MODEL_FILES = re.compile(r"(readme|licen[cs]e|notice|citation|changelog)([._-].*)?|.*\.(md|png|jpe?g|gif|svg)",
+                              re.IGNORECASE)
 
 
 def configure_offline() -> None:
@@ -62,21 +66,31 @@ class ModelRef:
     revision: str | None = None
     extra: dict = field(default_factory=dict, compare=False)
     fingerprint: str | None = None
+    files_fingerprint: str | None = None
 
     @property
     def sha256(self) -> str:
         return self.fingerprint if self.fingerprint is not None else weights_sha256(self.path)
 
+    @property
+    def files_sha256(self) -> str:
+        """The model's fingerprint as a whole: its weights and every other file that shapes what it computes
+        (:func:`model_files_sha256`); for a model object, :func:`loaded_model_sha256`."""
+        if self.path is None:
+            return self.files_fingerprint or self.sha256
+        return model_files_sha256(self.path)
+
     def metadata(self) -> dict:
         """The ``model`` field of a run's metadata sidecar, the same for every runner.
 
-        ``{"id", "revision", "sha256", "path"}``: the name the user gave (``all-MiniLM-L6-v2`` for the
-        packaged default), the Hugging Face revision of a cached snapshot (else ``None``), the weights'
-        fingerprint (see the module documentation) and the resolved folder (``None`` for a model given as
-        a loaded object); the packaged default adds ``source``, the package and its version, and a loaded
-        object ``source`` and ``fingerprint`` (how its ``sha256`` was computed).
+        ``{"id", "revision", "sha256", "files_sha256", "path"}``: the name the user gave (``all-MiniLM-L6-v2``
+        for the packaged default), the Hugging Face revision of a cached snapshot (else ``None``), the weights'
+        fingerprint (see the module documentation), the fingerprint of the whole model (:attr:`files_sha256`)
+        and the resolved folder (``None`` for a model given as a loaded object); the packaged default adds
+        ``source``, the package and its version, and a loaded object ``source`` and ``fingerprint`` (how its
+        ``sha256`` was computed).
         """
-        return {"id": self.id, "revision": self.revision, "sha256": self.sha256,
+        return {"id": self.id, "revision": self.revision, "sha256": self.sha256, "files_sha256": self.files_sha256,
                 "path": None if self.path is None else str(self.path), **self.extra}
 
 
@@ -96,6 +110,26 @@ def state_dict_sha256(module) -> str:
         digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\n".encode())
         if tensor.numel():
             digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def loaded_model_sha256(model, weights: str) -> str:
+    """SHA-256 of what shapes a loaded SentenceTransformer's vectors besides ``weights`` (its
+    :func:`state_dict_sha256`): each module's type and configuration, and its tokenizer (vocabulary, normaliser,
+    special tokens, settings)."""
+    digest = hashlib.sha256(f"weights {weights}\n".encode())
+    for module in model:
+        config = getattr(module, "get_config_dict", dict)()
+        digest.update(json.dumps([type(module).__name__, config], sort_keys=True, default=str).encode())
+    tokenizer = getattr(model, "tokenizer", None)
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        digest.update(backend.to_str().encode())
+    elif tokenizer is not None:
+        digest.update(json.dumps(sorted(tokenizer.get_vocab().items())).encode())
+    settings = getattr(tokenizer, "init_kwargs", {}) or {}
+    digest.update(json.dumps({k: v for k, v in settings.items() if k != "name_or_path"}, sort_keys=True,
+                             default=str).encode())
     return digest.hexdigest()
 
 
@@ -184,6 +218,46 @@ def weights_sha256(path: str | os.PathLike) -> str:
     stamp = tuple(sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")
                          if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES)))
     return _weights_sha256(str(path), stamp)
+
+
+def _model_files(path: Path) -> list[Path]:
+    """The files of a model folder, sub-folders included, that shape what it computes, besides its weights."""
+    found = []
+    for p in path.rglob("*"):
+        relative = p.relative_to(path)
+        if any(part.startswith(".") for part in relative.parts) or not p.is_file():
+            continue
+        if not p.name.endswith(_WEIGHT_SUFFIXES) and not _NOT_MODEL_FILES.fullmatch(p.name):
+            found.append(p)
+    return sorted(found, key=lambda p: p.relative_to(path).parts)
+
+
+@lru_cache(maxsize=16)
+def _model_files_sha256(path: str, weights: str, stamp: tuple) -> str:
+    digest = hashlib.sha256(f"weights {weights}\n".encode())
+    for p in _model_files(Path(path)):
+        digest.update(f"{p.relative_to(path).as_posix()} {file_sha256(p)}\n".encode())
+    return digest.hexdigest()
+
+
+def model_files_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of everything in a model folder that shapes what it computes; cached per file state.
+
+    The ``"weights <weights_sha256>\\n"`` line, then ``"<path> <sha256>\\n"`` of every other file of the folder
+    and its sub-folders (sorted as :func:`weights_sha256` sorts them): tokenizer files, special tokens,
+    ``config.json``, sentence-transformers' ``modules.json``, ``sentence_bert_config.json`` and the modules'
+    configurations (pooling, dense layers), ... Hidden files, documentation (README, licence, ``*.md``) and
+    pictures are left out. Whatever was made with a model (an index, a run) is reused only while this matches.
+    """
+    path = Path(path)
+    return _model_files_sha256(str(path), weights_sha256(path), model_files_state(path))
+
+
+def model_files_state(path: str | os.PathLike) -> tuple:
+    """``(path, size, modification time)`` of each file :func:`model_files_sha256` reads besides the weights: the
+    key of what is cached per state of a model's files."""
+    path = Path(path)
+    return tuple((p.relative_to(path).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in _model_files(path))
 
 
 def model_load_errors() -> tuple[type[BaseException], ...]:

@@ -45,6 +45,7 @@ import numpy as np
 from .. import datasets
 from .._compat.crash_handlers import keep_crash_handlers
 from ..errors import UserError, error_line
+from ..io.interrupts import end_without_teardown, stop_signal
 from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline, sentence_transformers_batches
 from .encoding_pipeline import GROUP_BATCHES, length_groups
 from .ray_cluster import (
@@ -60,6 +61,7 @@ from .ray_cluster import (
     worker_error,
     worker_plan,
 )
+from .ray_failures import RayletWatch, ray_failure
 
 __all__ = ["ENGINES", "keep_crash_handlers", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
            "Corpus", "bi_encoder_scores", "corpus", "describe", "encode_shards", "engine_of", "pair_groups",
@@ -230,32 +232,53 @@ def _group_source(dataset_id: str, groups: list[tuple[int, list[int], list[str],
 
 # -- running a job --------------------------------------------------------------------------------------------
 
-def _iterate(build, what: str) -> Iterator[dict]:
+def _iterate(ray, build, step: str, what: str) -> Iterator[dict]:
     """The output batches of the pipeline ``build()`` makes; a failure becomes a one-line :class:`UserError` (or
-    :class:`RayJobError`).
+    :class:`RayJobError`: ``step`` failed, why, and ``what`` was kept).
 
     Only this frame holds the Ray dataset, and it lets go of it before raising: a dataset that failed keeps its
     workers (and their CPUs and GPUs) for as long as it is referenced, by this frame or by the reference cycles
     of Ray's exception (collected here at once rather than at some later garbage collection), and the next job
-    in this process would wait for them.
+    in this process would wait for them. This machine's raylet dying stops the job too
+    (:class:`~negplugins.runners.ray_failures.RayletWatch`), before Ray ends the process on its own.
     """
     dataset = build()
     failure = None
-    try:
-        yield from dataset.iter_batches(batch_size=None, batch_format="numpy")
-    except Exception as error:  # noqa: BLE001 - whatever failed in the cluster, reported as one line
-        if isinstance(error, UserError) and not isinstance(error, RayJobError):
-            raise
-        raised = worker_error(error)
-        if raised is not None and raised[0] in user_error_names():  # bad input met by a worker (a model file)
-            failure = UserError(raised[1])
-        else:
-            name, message = raised or (type(error).__name__, error_line(error))
-            failure = RayJobError(f"the Ray job failed ({name}: {message}); {what}")
-    dataset = None
+    with RayletWatch(ray) as watch:
+        try:
+            batches = iter(dataset.iter_batches(batch_size=None, batch_format="numpy"))
+            while True:
+                with watch.inside():
+                    batch = next(batches, None)
+                if batch is None:
+                    break
+                yield batch
+        except KeyboardInterrupt:
+            if not watch.died or stop_signal():  # Ctrl-C
+                raise
+            end_without_teardown()  # Ray's exit handler would wait for the raylet, and its core worker end the process
+            failure = RayJobError(f"{step} failed: the Ray raylet of this machine died (process {watch.pid}); {what}")
+        except Exception as error:  # noqa: BLE001 - whatever failed in the cluster, reported as one line
+            failure = _job_failure(error, step, what)
+    batches = dataset = None
     if failure is not None:
         gc.collect()
         raise failure  # not chained to Ray's exception, whose traceback holds the dataset too
+
+
+def _job_failure(error: Exception, step: str, what: str) -> UserError:
+    """The one-line error of a Ray job that raised ``error``: bad input met by a worker, Ray's own failure, or any
+    other error of the job."""
+    if isinstance(error, UserError) and not isinstance(error, RayJobError):
+        return error
+    happened = ray_failure(error)
+    if happened is not None:
+        return RayJobError(f"{step} failed: {happened}; {what}", detail=error)
+    raised = worker_error(error)
+    if raised is not None and raised[0] in user_error_names():  # bad input met by a worker (a model file)
+        return UserError(raised[1])
+    name, message = raised or (type(error).__name__, error_line(error))
+    return RayJobError(f"the Ray job failed ({name}: {message}); {what}", detail=error)
 
 
 def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tuple[int, int]], corpus: Corpus,
@@ -331,7 +354,8 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         total = sum(len(done) for done in filled.values())
         with progress_bar(total, f"{desc} on Ray ({plan.workers} worker{'s' if plan.workers > 1 else ''})",
                           progress) as bar:
-            for batch in _iterate(build, "the shards finished so far are kept: run the same command again to resume"):
+            for batch in _iterate(ray, build, f"encoding {dataset_id} on Ray",
+                                  "the shards finished so far are kept: run the same command again to resume"):
                 for part in np.unique(batch["part"]):
                     part = int(part)
                     rows = batch["part"] == part
@@ -358,7 +382,8 @@ def _map(ray, plan: WorkerPlan, data, worker, constructor: dict):
                             num_gpus=plan.num_gpus)
 
 
-def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool, what: str) -> Iterator[dict]:
+def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool, step: str,
+                what: str) -> Iterator[dict]:
     with session(engine) as ray:
         plan = worker_plan(ray, engine, gpus=gpus, groups=len(rows))
         if worker is _EncoderWorker:
@@ -368,7 +393,7 @@ def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool,
             data = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
             return _map(ray, plan, data, worker, constructor)
 
-        yield from _iterate(build, what)
+        yield from _iterate(ray, build, step, what)
 
 
 def pair_groups(pairs: list[tuple[str, str]], batch_size: int) -> list[list[int]]:
@@ -393,6 +418,7 @@ def score_pairs(engine, make_scorer, pairs: list[tuple[str, str]], batch_size: i
             for group in pair_groups(pairs, batch_size)]
     scores = np.full(len(pairs), np.nan)
     for batch in _run_groups(engine, rows, _ScorerWorker, {"make_scorer": make_scorer}, gpus=False,
+                             step="scoring the pairs on Ray",
                              what="nothing was written"):
         scores[batch["pos"]] = batch["score"]
     if np.isnan(scores).any():
@@ -401,18 +427,20 @@ def score_pairs(engine, make_scorer, pairs: list[tuple[str, str]], batch_size: i
 
 
 def bi_encoder_scores(engine, ref: ModelRef, pairs: list[tuple[str, str]], batch_size: int,
-                      max_length: int | None = None) -> list[float]:
+                      max_length: int | None = None, known: dict | None = None) -> list[float]:
     """The bi-encoder reranker's scores (:class:`negplugins.runners.rerank.BiEncoderScorer`) with the encoding on Ray.
 
     As the single-process scorer: each distinct query and document text is encoded once (the queries in one
     call, the documents in another, each in sorted order), and a pair's score is the inner product of its
-    two unit vectors. The workers encode the very batches those two calls make.
+    two unit vectors; ``known`` maps document texts to vectors already computed (read from a dense index), which
+    are not encoded. The workers encode the very batches those two calls make.
     """
     engine = engine_of(engine)
     if not pairs:
         return []
+    known = known or {}
     queries = sorted({q for q, _ in pairs})
-    docs = sorted({d for _, d in pairs})
+    docs = sorted({d for _, d in pairs if d not in known})
     texts = queries + docs
     groups = sentence_transformers_batches(queries, batch_size) + \
         [[len(queries) + i for i in group] for group in sentence_transformers_batches(docs, batch_size)]
@@ -420,7 +448,8 @@ def bi_encoder_scores(engine, ref: ModelRef, pairs: list[tuple[str, str]], batch
     vectors: np.ndarray | None = None
     done = np.zeros(len(texts), dtype=bool)
     constructor = {"ref": ref, "batch_size": batch_size, "max_length": max_length}
-    for batch in _run_groups(engine, rows, _EncoderWorker, constructor, gpus=True, what="nothing was written"):
+    for batch in _run_groups(engine, rows, _EncoderWorker, constructor, gpus=True,
+                             step="encoding the bi-encoder's texts on Ray", what="nothing was written"):
         if vectors is None:
             vectors = np.zeros((len(texts), batch["vector"].shape[1]), dtype=np.float32)
         vectors[batch["pos"]] = batch["vector"]
@@ -428,5 +457,5 @@ def bi_encoder_scores(engine, ref: ModelRef, pairs: list[tuple[str, str]], batch
     if vectors is None or not done.all():
         raise RayJobError("the Ray job ended without encoding every text; nothing was written")
     q_vectors = dict(zip(queries, vectors[:len(queries)]))
-    d_vectors = dict(zip(docs, vectors[len(queries):]))
+    d_vectors = {**known, **dict(zip(docs, vectors[len(queries):]))}
     return [float(np.dot(q_vectors[q], d_vectors[d])) for q, d in pairs]

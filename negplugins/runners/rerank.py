@@ -11,11 +11,13 @@ Three kinds of reranker, for any Hugging Face id (from the local cache) or model
     the log-softmax of the ``true`` token's logit against the ``false`` token's at the first decoding step.
 ``bi-encoder``
     A sentence embedding model: cosine similarity of the query's and the document's L2-normalised
-    embeddings (each distinct text is encoded once). A document whose vector a dense index of the same model
-    already stores (``search dense``'s index: the same weights, the same encoding settings, type ``Flat``;
-    :func:`negplugins.runners.dense_index_format.reusable_passage_index`) is not encoded again: its vector is read from the
-    index (``index``, else the model's default index folder when there is a matching one), and only the missing
-    documents are encoded. The sidecar's ``index`` says how many were read and how many encoded.
+    embeddings (each distinct text is encoded once; a document's text as ``search dense`` encodes it). Given
+    ``index``, a dense index of the same model (``search dense``'s: the same fingerprint, model files, encoding
+    settings and text; type ``Flat``; :func:`negplugins.runners.dense_index_format.reusable_passage_index`), a
+    document's vector is read from it instead of being encoded, on either engine, and only the documents it lacks are
+    encoded; the sidecar's ``index`` says how many were read and how many encoded. Without ``index`` every document is
+    encoded, whatever indexes exist: the same command gives the same run, on either engine (vectors read from an
+    index were encoded in other batches, and can move a score by one unit of the sixth decimal).
 ``colbert``
     Late interaction (ColBERT style): MaxSim over the query's and the document's L2-normalised token
     embeddings, with the model's query/document markers, ``[MASK]`` query augmentation and lengths
@@ -30,9 +32,10 @@ score descending, ties by doc id descending) cut to the top k; a run of a whole 
 of its subsets (``comlq/pni``) is reranked on the subset's queries only, and the result says how many
 were left out; or, with ``candidates=True``, the dataset's scoreddocs (NevIR: each query's two
 documents, both scored 0.0). A document is scored by its :func:`negplugins.datasets.document_text`,
-whitespace collapsed (as the query text is). Documents below the top k are **dropped**: the output holds
-exactly the reranked documents (at most k per query), because scores of two different systems cannot be
-merged into one meaningful ranking. Queries are written in Pyserini's topic order.
+whitespace collapsed (as the query text is); the bi-encoder encodes it as given, as ``search dense`` does.
+Documents below the top k are **dropped**: the output holds exactly the reranked documents (at most k per
+query), because scores of two different systems cannot be merged into one meaningful ranking. Queries are
+written in Pyserini's topic order.
 
 Progress: each model step shows one progress bar on standard error (pairs, or texts for the bi-encoder: the
 rate per second and the time left; :func:`negplugins.options.progress_bar`), as ``progress`` says.
@@ -69,6 +72,7 @@ from .encoders import (
     quiet_transformers,
     resolve_model,
 )
+from .encoding_settings import check_token_limit
 from .late_interaction import ColbertScorer, is_colbert_folder
 
 __all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "make_scorer", "rerank"]
@@ -217,6 +221,7 @@ def load_reranker(model: str | os.PathLike | None, reranker: str | None = None,
         raise UserError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
     ref = resolve_model(model)
     kind = reranker or detect_reranker(ref)
+    check_max_length(ref, kind, max_length)
     return make_scorer(ref, kind, batch_size, max_length), kind, ref
 
 
@@ -229,28 +234,27 @@ def make_scorer(ref: ModelRef, kind: str, batch_size: int = RERANK_DEFAULTS["bat
     return scorer(ref, batch_size, max_length)
 
 
-def _stored_passages(dataset_id, scorer, index, wanted, doc_texts, notes) -> tuple[dict, dict | None]:
-    """``(document text -> stored vector, the sidecar's index record)`` from a dense index the bi-encoder can reuse.
-
-    ``index`` given and not reusable: a UserError with the reason. No index given: the model's default index
-    where it matches (a note says why one that is there does not), else nothing.
-    """
+def _stored_passages(dataset_id, ref, settings, index, wanted, doc_texts) -> tuple[dict, dict]:
+    """``(document text -> stored vector, the sidecar's index record)`` from the dense index ``index``, which the
+    bi-encoder with ``settings`` must be able to reuse (else a UserError with the reason)."""
     from .dense_index_format import reusable_passage_index
     from .faiss_search import stored_passage_vectors
 
-    path, why = reusable_passage_index(dataset_id, scorer.ref, scorer.encoder.settings, index)
+    path, why = reusable_passage_index(dataset_id, ref, settings, index)
     if path is None:
-        if index is not None:
-            raise UserError(f"--index {why or f'{index}: no dense index there'}; leave out --index to encode the "
-                            f"documents")
-        if why:
-            notes.append(f"documents encoded again, the dense index was not reused: {why}")
-        return {}, None
+        raise UserError(f"--index {why or f'{index}: no dense index there'}; leave out --index to encode the "
+                        f"documents")
     vectors = stored_passage_vectors(path, wanted)
     known = {doc_texts[doc_id]: vectors[doc_id] for doc_id in wanted if doc_id in vectors}
     read = sum(1 for doc_id in wanted if doc_id in vectors)
     return known, {"path": str(path), "passage_vectors": "read from this dense index", "documents_read": read,
                    "documents_encoded": len(wanted) - read}
+
+
+def check_max_length(ref: ModelRef, kind: str, max_length: int | None) -> None:
+    """Refuse a ``--max-length`` the reranker's tokenizer cannot honour (ColBERT checks its own lengths)."""
+    if max_length is not None and kind != "colbert":
+        check_token_limit(ref, int(max_length), pair=kind == "cross-encoder")
 
 
 def _candidates_from_scoreddocs(dataset, dataset_id):
@@ -314,9 +318,8 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         very batches this process would score, so the run is the same; recorded in the sidecar's parameters.
     index : path, optional
         Bi-encoder only: a dense index of the same model and encoding settings (``Flat``) whose stored passage
-        vectors are used instead of encoding the documents again; refused with the reason when it does not
-        match. Default: the model's default index folder (:func:`negplugins.runners.dense_index_format.default_dense_index_path`)
-        where there is a matching one. Single engine only (Ray workers encode every document).
+        vectors are used instead of encoding the documents again, on either engine; refused with the reason when
+        it does not match. Default: none, every document is encoded.
     progress : bool, optional
         A progress bar over the model's work on standard error (:func:`negplugins.options.progress_bar`): True
         always, False never, None only when standard error is a terminal.
@@ -339,12 +342,10 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     if on_ray is not None and loaded is not None:
         raise UserError("engine='ray' loads the model on the Ray workers; give an already loaded scorer (loaded=) "
                         "or engine='ray', not both")
-    if index is not None and on_ray is not None:
-        raise UserError("--index: the Ray workers encode every document; reuse a dense index with --engine single")
     if index is not None and reranker not in (None, "bi-encoder"):
         raise UserError(f"--index: a dense index's passage vectors are reused by the bi-encoder reranker only, not "
                         f"by --reranker {reranker}")
-    check_run_output(output, inputs=[run], force=force)
+    check_run_output(output, inputs=[run, index], force=force)  # never onto the run or the index it reads
     dataset = datasets.load(dataset_id)
     if candidates:
         first = _candidates_from_scoreddocs(dataset, dataset_id)
@@ -376,33 +377,41 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise UserError(f"{source}: document {missing[0]!r}{more} is not in the documents of {dataset_id}")
-    doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=True) for doc_id in wanted}
-
+    if loaded is not None:
+        scorer, kind, ref = loaded
+    else:
+        ref = resolve_model(model)
+        kind = reranker or detect_reranker(ref)
+    if index is not None and kind != "bi-encoder":
+        raise UserError(f"--index: a dense index's passage vectors are reused by the bi-encoder reranker only, "
+                        f"not by a {kind} model")
+    if loaded is None:
+        check_max_length(ref, kind, max_length)
+    # the bi-encoder encodes a document as search dense does (its vectors are those a dense index stores)
+    doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=kind != "bi-encoder") for doc_id in wanted}
     pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]
-    reused = None
+    reused, known = None, {}
     if on_ray is None:
-        if loaded is not None:
-            scorer, kind, ref = loaded
-        else:
-            scorer, kind, ref = load_reranker(model, reranker, batch_size=batch_size, max_length=max_length)
-        if index is not None and kind != "bi-encoder":
-            raise UserError(f"--index: a dense index's passage vectors are reused by the bi-encoder reranker only, "
-                            f"not by a {kind} model")
+        if loaded is None:
+            scorer = make_scorer(ref, kind, batch_size, max_length)
+        if index is not None and not isinstance(scorer, BiEncoderScorer):
+            raise UserError("--index: the given scorer is not the suite's bi-encoder; its vectors cannot be "
+                            "replaced by a dense index's")
         if isinstance(scorer, BiEncoderScorer):
-            known, reused = _stored_passages(dataset_id, scorer, index, wanted, doc_texts, notes)
+            if index is not None:
+                known, reused = _stored_passages(dataset_id, scorer.ref, scorer.encoder.settings, index, wanted,
+                                                 doc_texts)
             scores = iter(scorer.score(pairs, progress=progress, known=known))
         elif isinstance(scorer, (_PairScorer, ColbertScorer)):
             scores = iter(scorer.score(pairs, progress=progress))
         else:  # a scorer of the caller's (loaded=): score(pairs) is all it is known to take
-            if index is not None:
-                raise UserError("--index: the given scorer is not the suite's bi-encoder; its vectors cannot be "
-                                "replaced by a dense index's")
             scores = iter(scorer.score(pairs))
     else:  # the model is loaded by the workers only
-        ref = resolve_model(model)
-        kind = reranker or detect_reranker(ref)
         if kind == "bi-encoder":
-            scores = iter(ray_engine.bi_encoder_scores(on_ray, ref, pairs, batch_size, max_length))
+            if index is not None:  # the settings of the encoder the workers load, to match the index's
+                settings = BiEncoderScorer(ref, batch_size, max_length).encoder.settings
+                known, reused = _stored_passages(dataset_id, ref, settings, index, wanted, doc_texts)
+            scores = iter(ray_engine.bi_encoder_scores(on_ray, ref, pairs, batch_size, max_length, known=known))
         else:
             scores = iter(ray_engine.score_pairs(on_ray, partial(make_scorer, ref, kind, batch_size, max_length),
                                                  pairs, batch_size))

@@ -17,8 +17,9 @@ indexes see) are encoded in chunks into an Anserini ``JsonVectorCollection`` (on
 ``{"id", "contents": "", "vector": {term: weight}}`` per line, one file per chunk, in a scratch folder
 beside the index that is removed afterwards) and indexed by Anserini's ``IndexCollection`` with
 ``-impact -pretokenized``, as ``python -m pyserini.index.lucene`` does, into
-``indexes/splade/<corpus>/<model name>/`` with the suite's manifest (``kind: "impact"``, the model's
-fingerprint, the quantization and the maximum length); an index built with other settings is never reused.
+``indexes/splade/<corpus>/<model name>/`` with the suite's manifest (``kind: "impact"``, the corpus's data origin,
+the model's fingerprints: its weights' and its whole folder's, tokenizer included, the quantization and the maximum
+length); an index built otherwise is never reused.
 Anserini does not index a document none of whose weights is positive (it could match no query anyway).
 
 Search: queries (:func:`negplugins.datasets.query_texts`, at most ``query_max_length`` tokens, 256 as
@@ -63,6 +64,7 @@ from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_THREADS, check_float, check_int
 from .common import MANIFEST, default_index_path, pyserini_topic_order, read_manifest
 from .encoders import ModelRef, load_error, model_load_errors, quiet_transformers, resolve_model
+from .encoding_settings import token_limits
 from .lucene_index import anserini_indexer, check_undamaged, open_lucene
 
 __all__ = ["MIN_IDF", "QUANTIZATION", "SPLADE_DEFAULTS", "SparseEncoder", "SparseIndex", "default_splade_index_path",
@@ -136,8 +138,13 @@ class SparseEncoder:
         self.allowed = np.array([bool(t) and not any(c.isspace() for c in t) for t in terms], dtype=bool)
         self.limit = _model_limit(self.tokenizer, self.model.config)
 
-    def length(self, max_length: int | None, default: int) -> int:
-        """``max_length`` (or ``default``), at most what the model takes."""
+    def length(self, max_length: int | None, default: int, option: str = "--max-length") -> int:
+        """``max_length`` (or ``default``), at most what the model takes; one line naming ``option`` when it leaves
+        no room for text beside the tokenizer's special tokens."""
+        least = token_limits(self.ref)[0]
+        if max_length and int(max_length) < least:
+            raise UserError(f"{option} {max_length}: model {self.ref.id!r} takes at least {least} tokens per text "
+                            f"({least - 1} special tokens and one of text)")
         length = int(max_length) if max_length else default
         return min(length, self.limit) if self.limit else length
 
@@ -211,7 +218,8 @@ def _expected_manifest(dataset_id: str, ref: ModelRef, max_length: int, quantiza
     from importlib import metadata
 
     return {"format": _FORMAT, "kind": "impact", "corpus": datasets.docs_root_id(dataset_id),
-            "model_sha256": ref.sha256, "quantization": quantization, "max_length": max_length,
+            "data_origin": datasets.data_origins(datasets.load(dataset_id)), "model_sha256": ref.sha256,
+            "model_files_sha256": ref.files_sha256, "quantization": quantization, "max_length": max_length,
             "pyserini": metadata.version("pyserini")}
 
 
@@ -367,7 +375,7 @@ def encoded_topics(order: list[str], vectors: list[dict[str, int]]) -> str:
     return "".join(lines)
 
 
-def _check_topics_output(path, output, force) -> Path:
+def _check_topics_output(path, output, index, force) -> Path:
     path = Path(path)
     if not path.name.endswith((".tsv", ".txt")):
         raise UserError(f"--encoded-queries {path}: expected a file name ending in .tsv or .txt (Pyserini reads "
@@ -377,7 +385,7 @@ def _check_topics_output(path, output, force) -> Path:
                         f"special reader; choose another name")
     if path.resolve() == Path(output).resolve():
         raise UserError(f"--encoded-queries {path}: is the run --output too; give another file")
-    check_replaceable_file(path, force=force)
+    check_replaceable_file(path, inputs=[index], force=force)  # never into the index it searches
     return path
 
 
@@ -475,7 +483,7 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
                     threads)
     check_run_output(output, inputs=[index], force=force)  # never into the index it searches, even with --force
     if encoded_queries is not None:
-        encoded_queries = _check_topics_output(encoded_queries, output, force)
+        encoded_queries = _check_topics_output(encoded_queries, output, index, force)
     dataset = datasets.load(dataset_id)
     texts = datasets.query_texts(dataset)
     order = pyserini_topic_order(texts)
@@ -490,6 +498,10 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
         if manifest and manifest.get("model_sha256") not in (None, ref.sha256):
             raise UserError(f"{index_path}: the index was encoded with model "
                             f"{(manifest.get('model') or {}).get('id')!r}, not {ref.id!r}")
+        if manifest and manifest.get("model_files_sha256") not in (None, ref.files_sha256):
+            raise UserError(f"{index_path}: the index was encoded with other files of model {ref.id!r} than its "
+                            f"folder holds now (its tokenizer or configuration changed since); leave out --index to "
+                            f"encode the documents again")
         if quantization is None:
             quantization = (manifest or {}).get("quantization", QUANTIZATION)
         elif manifest and manifest.get("quantization") not in (None, quantization):
@@ -502,11 +514,14 @@ def splade_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pa
         quantization = QUANTIZATION if quantization is None else quantization
         ref = resolve_model(model)
         check_run_output(output, inputs=[default_splade_index_path(dataset_id, ref)], force=force)
+        if encoded_queries is not None:
+            check_replaceable_file(encoded_queries, inputs=[default_splade_index_path(dataset_id, ref)], force=force)
         index_path, manifest = None, None
     quantization = _check_settings(batch_size, max_length, query_max_length, quantization, threads)
     encoder = SparseEncoder(ref, device=device)
     # the queries first: a conflicting --encoded-queries file fails before the documents are encoded
-    q_length = encoder.length(query_max_length, SPLADE_DEFAULTS["query_max_length"])
+    encoder.length(max_length, SPLADE_DEFAULTS["max_length"])  # refused before the queries are encoded
+    q_length = encoder.length(query_max_length, SPLADE_DEFAULTS["query_max_length"], "--query-max-length")
     from ..options import progress_bar
 
     with progress_bar(len(order), f"encoding the queries of {dataset_id}", progress, "queries") as bar:

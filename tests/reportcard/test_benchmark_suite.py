@@ -521,6 +521,9 @@ def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirro
     shutil.copyfile(committed, target)
     sidecar = json.loads(committed.with_name("dense-minilm.meta.json").read_text())
     sidecar["run"] = target.name
+    from negplugins.runners.encoders import resolve_model
+
+    sidecar["model"]["files_sha256"] = resolve_model(None).files_sha256  # what the run records now
     (folder / "dense-all-MiniLM-L6-v2.meta.json").write_text(json.dumps(sidecar, indent=2))
     result = run_benchmark("all-MiniLM-L6-v2", benchmarks="comlq", output=out, indexes=tmp_path / "idx",
                            progress=False)

@@ -142,11 +142,14 @@ def test_evaluate_gives_the_full_number_and_names_the_copy(nevir_copy, capsys):
 def test_the_report_card_gives_the_number_on_the_real_pairs(nevir_copy, tmp_path):
     """The report card of the packaged MiniLM over the committed run (reused: same model, data and protocol)."""
     from negplugins.reportcard import run_benchmark
+    from negplugins.runners.encoders import resolve_model
 
     folder = tmp_path / "card" / "nevir-test"
     folder.mkdir(parents=True)
     shutil.copy(RUN, folder / RUN.name)
-    shutil.copy(RUN.with_name("pairs-bi-encoder-all-MiniLM-L6-v2.meta.json"), folder)
+    sidecar = json.loads(RUN.with_name("pairs-bi-encoder-all-MiniLM-L6-v2.meta.json").read_text(encoding="utf-8"))
+    sidecar["model"]["files_sha256"] = resolve_model(None).files_sha256  # what the run records now
+    (folder / "pairs-bi-encoder-all-MiniLM-L6-v2.meta.json").write_text(json.dumps(sidecar, indent=2), encoding="utf-8")
     result = run_benchmark("all-MiniLM-L6-v2", benchmarks="nevir", output=tmp_path / "card", progress=False)
     (outcome,) = result.done
     assert dict((step, how) for step, how, _ in outcome.steps)["pairs"] == "reused"

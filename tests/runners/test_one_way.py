@@ -51,6 +51,15 @@ def _documented_fingerprint(folder) -> str:
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
+def _documented_files_fingerprint(folder) -> str:
+    """The whole model's fingerprint (model_refs.model_files_sha256's documentation), with hashlib alone: the weights'
+    line, then a line per other file (tokenizer, configuration)."""
+    others = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix != ".safetensors")
+    lines = f"weights {_documented_fingerprint(folder)}\n" + "".join(
+        f"{p.name} {hashlib.sha256(p.read_bytes()).hexdigest()}\n" for p in others)
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
 def test_every_runner_records_one_fingerprint_for_a_sharded_model(sharded_model, tmp_path, monkeypatch):
     """Dense, rerank, BEIR dense and BEIR rerank resolve a model one way and record the same ``model`` field
     (the BEIR runners recorded ``sha256: null`` for a sharded model before they shared the resolver)."""
@@ -65,7 +74,7 @@ def test_every_runner_records_one_fingerprint_for_a_sharded_model(sharded_model,
     beir_rerank(DEMO, "dense.trec", "beir-rerank.trec", model=model, top_k=3, device="cpu")
 
     expected = {"id": model, "revision": None, "sha256": _documented_fingerprint(sharded_model),
-                "path": str(sharded_model.resolve())}
+                "files_sha256": _documented_files_fingerprint(sharded_model), "path": str(sharded_model.resolve())}
     records = {run: read_metadata(f"{run}.trec")["model"] for run in ("dense", "rerank", "beir-dense", "beir-rerank")}
     assert records == dict.fromkeys(records, expected)
     assert read_metadata("dense.trec")["index"]["manifest"]["model_sha256"] == expected["sha256"]
@@ -77,7 +86,8 @@ def test_the_default_model_is_one_record_for_every_runner():
 
     ref = resolve_model(None)
     record = ref.metadata()
-    assert set(record) == {"id", "revision", "sha256", "path", "source"} and record["id"] == "all-MiniLM-L6-v2"
+    assert set(record) == {"id", "revision", "sha256", "files_sha256", "path", "source"}
+    assert record["id"] == "all-MiniLM-L6-v2"
     # a single weight file: its own SHA-256
     assert record["sha256"] == hashlib.sha256((ref.path / "model.safetensors").read_bytes()).hexdigest()
     for name in (None, "default", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", str(ref.path)):
@@ -177,7 +187,7 @@ def test_each_runner_gets_the_documented_text(mirror, tmp_path, monkeypatch):
     dense_index("boolquestions/nq", index=tmp_path / "faiss", encoder=encoder, progress=False)
     assert sorted(encoder.texts) == sorted(flat.values())
 
-    # search rerank: the same text, whitespace collapsed
+    # search rerank: the same text (whitespace collapsed, except for the bi-encoder, which encodes it as search dense)
     seen = []
 
     class Scorer:
@@ -185,7 +195,7 @@ def test_each_runner_gets_the_documented_text(mirror, tmp_path, monkeypatch):
             seen.extend(pairs)
             return [0.0] * len(pairs)
 
-    monkeypatch.setattr(rerank_module, "load_reranker", lambda *a, **k: (Scorer(), "bi-encoder", resolve_model(None)))
+    monkeypatch.setattr(rerank_module, "make_scorer", lambda *a, **k: Scorer())
     (tmp_path / "first.trec").write_text("nq1 Q0 101 1 2.0 t\nnq1 Q0 104 2 1.0 t\n")
     rerank("boolquestions/nq", tmp_path / "out.trec", run=tmp_path / "first.trec")
     assert sorted(seen) == [("films by A and B", flat["101"]), ("films by A and B", flat["104"])]

@@ -1,5 +1,6 @@
-"""The bi-encoder reranker reads the passage vectors of a matching dense index instead of encoding them again;
-every model step shows one progress bar of its own.
+"""Given ``--index``, the bi-encoder reranker reads the passage vectors of a matching dense index instead of encoding
+them again (without it, every document is encoded: tests/runners/test_encoding_fingerprint.py); every model step
+shows one progress bar of its own.
 
 The reuse is checked against the path that encodes everything (no index anywhere) on the demo dataset with the
 packaged MiniLM; the index is the one ``search dense`` builds (``dense_index`` with its ``DenseEncoder``). The two
@@ -80,23 +81,7 @@ def test_reused_vectors_give_the_ranking_of_the_encoding_path(demo_index, first_
     assert meta["index"]["path"].endswith("minilm")
 
 
-def test_the_default_index_of_the_model_is_found(demo_index, first_stage, tmp_path, monkeypatch, encoded_texts):
-    """Without --index, the model's default folder (indexes/faiss/<corpus>/<model>) is used when it matches."""
-    import shutil
-
-    from negplugins.runners.dense import default_dense_index_path
-    from negplugins.runners.encoders import SentenceEncoder, resolve_model
-
-    monkeypatch.chdir(tmp_path)
-    ref = resolve_model(None)
-    default = default_dense_index_path(DEMO, ref, SentenceEncoder.own_settings("mean", 256))
-    shutil.copytree(demo_index, default)
-    first = first_stage(tmp_path / "first.trec", queries=QUERIES[:3])
-    rerank(DEMO, tmp_path / "out.trec", run=first, reranker="bi-encoder", top_k=5, progress=False)
-    assert len(encoded_texts) == 3 and read_metadata(tmp_path / "out.trec")["index"]["documents_read"] == 5
-
-
-def test_an_index_encoded_otherwise_is_refused_or_skipped(first_stage, tmp_path, monkeypatch, encoded_texts):
+def test_an_index_encoded_otherwise_is_refused(first_stage, tmp_path, monkeypatch, encoded_texts):
     monkeypatch.chdir(tmp_path)
     first = first_stage(tmp_path / "first.trec", queries=QUERIES[:2])
     other = dense_index(DEMO, index=tmp_path / "short", max_length=32, progress=False).path

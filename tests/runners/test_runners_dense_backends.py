@@ -61,6 +61,20 @@ def test_export_is_cached_and_checked(models, tmp_path):  # noqa: F811
     assert third.export["sha256"] == file_sha256(folder / "model.onnx") == manifest["sha256"]
 
 
+def test_an_export_of_another_model_configuration_is_not_reused(models, tmp_path):  # noqa: F811
+    """The same weights, another config.json (layer norm epsilon): the cached graph is exported again."""
+    import shutil
+
+    _, texts = _docs()
+    folder = shutil.copytree(models["a"], tmp_path / "bert-a")
+    DenseEncoder(resolve_model(str(folder)), backend="onnx", cache=tmp_path / "cache")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 10.0}))
+    ref = resolve_model(str(folder))
+    exported = DenseEncoder(ref, backend="onnx", cache=tmp_path / "cache").encode(texts)
+    np.testing.assert_allclose(exported, DenseEncoder(ref, device="cpu").encode(texts), atol=1e-5)
+
+
 def test_int8_is_dynamic_per_channel_quantization(models, tmp_path):  # noqa: F811
     import onnx
 

@@ -175,13 +175,23 @@ def test_a_failed_worker_is_resumed_to_a_sharded_index_searched_to_the_single_pr
     assert read_metadata(single["run"])["parameters"]["engine"] == {"name": "single"}
 
 
-def test_rerank_on_ray_gives_the_same_run_bi_encoder(first_stage, tmp_path, fail_flag):
-    first = first_stage(tmp_path / "first.trec")
-    here = rerank(DEMO, tmp_path / "single.trec", run=first, top_k=20, batch_size=8)
-    there = rerank(DEMO, tmp_path / "ray.trec", run=first, top_k=20, batch_size=8, engine=ONE)
-    assert here["reranker"] == there["reranker"] == "bi-encoder" and here["lines"] == there["lines"] == 60
+def test_rerank_on_ray_gives_the_same_run_bi_encoder(first_stage, tmp_path, monkeypatch, fail_flag):
+    """The same bytes on either engine, with the model's dense index at its default folder (as search dense builds
+    it, read by neither engine) and with that index given as --index (read by both)."""
+    monkeypatch.chdir(tmp_path)
+    default = dense_index(DEMO, progress=False).path  # indexes/faiss/negplugins-demo/all-MiniLM-L6-v2, here
+    first = first_stage(tmp_path / "first.trec", queries=[f"q{n:02d}" for n in range(1, 22)])
+    options = {"run": first, "top_k": 36, "batch_size": 8}
+    here = rerank(DEMO, tmp_path / "single.trec", **options)
+    there = rerank(DEMO, tmp_path / "ray.trec", engine=ONE, **options)
+    assert here["reranker"] == there["reranker"] == "bi-encoder" and here["lines"] == there["lines"] == 756
     assert (tmp_path / "ray.trec").read_bytes() == (tmp_path / "single.trec").read_bytes()
     assert read_metadata(tmp_path / "ray.trec")["parameters"]["engine"]["name"] == "ray"
+    rerank(DEMO, tmp_path / "single-index.trec", index=default, **options)
+    rerank(DEMO, tmp_path / "ray-index.trec", index=default, engine=ONE, **options)
+    assert (tmp_path / "ray-index.trec").read_bytes() == (tmp_path / "single-index.trec").read_bytes()
+    records = [read_metadata(tmp_path / f"{side}-index.trec")["index"] for side in ("single", "ray")]
+    assert records[0] == records[1] and records[0]["documents_read"] == 36
 
 
 def test_rerank_on_ray_from_the_command_line_cross_encoder(first_stage, tmp_path, monkeypatch, capsys,

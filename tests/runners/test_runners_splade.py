@@ -210,6 +210,23 @@ def test_manifest_reuse_sidecar_validation_and_determinism(demo_run, tiny_splade
     assert report.valid and not report.missing_queries, report.summary()
 
 
+def test_an_index_of_other_tokenizer_files_is_built_again(demo_run, tiny_splade, tmp_path):
+    """The same weights with lowercasing switched off in the tokenizer: the index of the lowercased text is stale."""
+    import shutil
+
+    model = shutil.copytree(tiny_splade, tmp_path / "splade-copy")
+    index = tmp_path / "index"
+    assert splade_index(DEMO, str(model), index=index, progress=False).built
+    config = json.loads((model / "tokenizer_config.json").read_text())
+    (model / "tokenizer_config.json").write_text(json.dumps({**config, "do_lower_case": False}))
+    with pytest.raises(UserError, match=r"index: the index was encoded with other files of model .* than its folder "
+                                        r"holds now"):
+        splade_search(DEMO, tmp_path / "run.trec", model=str(model), index=index)
+    again = splade_index(DEMO, str(model), index=index, progress=False)
+    assert again.built and again.manifest["model_sha256"] == weights_sha256(model)
+    assert again.manifest["model_files_sha256"] == resolve_model(str(model)).files_sha256
+
+
 def test_default_index_path_and_the_command_line(tiny_splade, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     code = main(["search", "splade", DEMO, "--model", str(tiny_splade), "--hits", "3", "--no-progress",
@@ -234,6 +251,12 @@ def test_bad_input(demo_run, tiny_splade, tiny_monot5, tiny_cross_encoder, tmp_p
         splade_search(DEMO, out)
     with pytest.raises(UserError, match="--quantization: expected a scale above 0"):
         splade_search(DEMO, out, model=str(tiny_splade), quantization=0)
+    for option in ("max_length", "query_max_length"):  # below the tokenizer's special tokens: never truncated
+        flag = "--" + option.replace("_", "-")
+        with pytest.raises(UserError, match=rf"^{flag} 2: model .* takes at least 3 tokens per text \(2 special tokens "
+                                            rf"and one of text\)$"):
+            splade_search(DEMO, out, model=str(tiny_splade), **{option: 2})
+    assert not out.exists()
     with pytest.raises(UserError, match=r"--encoded-queries .*q.json: expected a file name ending in .tsv or .txt"):
         splade_search(DEMO, out, index=folder / "index", encoded_queries=tmp_path / "q.json")
     with pytest.raises(UserError, match=r"no-index: impact index folder not found"):
