@@ -25,8 +25,10 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 REAL_RELEASE = SHARED_DATA / "comlq" / "dataset.zip"
 
-# tests/datasets/dataset_fixtures.py writes every benchmark's files in their real formats; all test folders use it
+# tests/datasets/dataset_fixtures.py writes every benchmark's files in their real formats, and
+# tests/safety/safety_helpers.py holds the helpers of the careless-input tests; all test folders may import them
 sys.path.insert(0, str(Path(__file__).resolve().parent / "datasets"))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "safety"))
 
 # One OpenMP thread in each xdist worker and in the processes it starts (torch, faiss), unless the developer set
 # OMP_NUM_THREADS: the workers already fill the cores, and two workers whose torch each ran one thread a core spent
@@ -68,6 +70,25 @@ def ir_datasets_home(request, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("IR_DATASETS_HOME", str(home))
     monkeypatch.delenv("IR_DATASETS_EXT_MIRROR", raising=False)
     return home
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_work_folder(tmp_path_factory):
+    """The session's fixtures run in an empty folder, not in the checkout (see :func:`work_folder`)."""
+    folder = tmp_path_factory.mktemp("session_work")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def work_folder(_session_work_folder, tmp_path_factory, monkeypatch):
+    """Each test runs in an empty folder of its own: the commands' default outputs (``indexes/``, ``work/``,
+    ``results/``, ``topics/``) land there, and nothing a user built in the checkout is read or reused. A test whose
+    subject is the checkout names it (``PROJECT_ROOT``) and works on a copy."""
+    folder = tmp_path_factory.mktemp("work")
+    monkeypatch.chdir(folder)
+    return folder
 
 
 @pytest.fixture
@@ -122,20 +143,23 @@ def _build_shared_home(home: Path) -> None:
     (home / ".built").write_text("")
 
 
-def _built_once(home: Path, name: str, done: str, build, what: str):
-    """Body of a session fixture: the folder ``name`` beside the shared home, built by ``build(folder)`` (the real
-    release served as the mirror, in that home) by the first xdist worker that asks, under a lock, once ``done`` (a
-    path in it) is there; the others reuse it. At the end of the session it must be as built."""
+def _built_once(home: Path, name: str, done: str, build, what: str, real: bool = True):
+    """Body of a session fixture: the folder ``name`` beside the shared home, built by ``build(folder)`` (in that
+    home; the real release served as the mirror where ``real``) by the first xdist worker that asks, under a lock,
+    once ``done`` (a path in it) is there; the others reuse it. At the end of the session it must be as built."""
     from filelock import FileLock
 
-    if not REAL_RELEASE.is_file():
+    if real and not REAL_RELEASE.is_file():
         missing_real_data(f"{REAL_RELEASE} is missing")
     folder = home.parent / name
     with FileLock(str(home.parent / f"{name}.lock")):
         if not (folder / done).exists():
             with pytest.MonkeyPatch.context() as patch:
                 patch.setenv("IR_DATASETS_HOME", str(home))
-                patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
+                if real:
+                    patch.setenv("IR_DATASETS_EXT_MIRROR", str(SHARED_DATA))
+                else:
+                    patch.delenv("IR_DATASETS_EXT_MIRROR", raising=False)
                 build(folder)
         before = _tree_state(folder)
     yield folder
@@ -177,6 +201,38 @@ def shared_comlq_bm25_run(shared_ir_datasets_home, shared_comlq_index):
     for folder in _built_once(shared_ir_datasets_home, "shared_comlq_bm25", "bm25.trec.gz", build,
                               "the shared ComLQ BM25 run"):
         yield folder / "bm25.trec.gz"
+
+
+@pytest.fixture(scope="session")
+def demo_lucene_index(tmp_path_factory):
+    """The suite's Lucene index of the packaged demo (``negplugins index negplugins-demo``), built once per run with
+    a cache of its own, and read-only: a test that damages or rebuilds an index copies it first."""
+    from negplugins.runners.lucene_index import MANIFEST, lucene_index
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    home = root / "demo_ir_datasets_home"
+    yield from _built_once(home, "demo_lucene_index", MANIFEST,
+                           lambda folder: lucene_index("negplugins-demo", folder), "the demo's Lucene index", real=False)
+
+
+@pytest.fixture(scope="session")
+def minilm_encoder():
+    """The packaged all-MiniLM-L6-v2 as the suite's runners load it (``DenseEncoder``), once per worker."""
+    from negplugins.runners.encoders import DenseEncoder, resolve_model
+
+    return DenseEncoder(resolve_model(None), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def plain_minilm():
+    """The packaged all-MiniLM-L6-v2 loaded by sentence-transformers alone: the independent reference of the
+    suite's encodings, once per worker."""
+    from sentence_transformers import SentenceTransformer
+
+    from negplugins.runners.encoders import default_model_path
+
+    return SentenceTransformer(str(default_model_path()), device="cpu")
 
 
 @pytest.fixture
@@ -264,7 +320,7 @@ _MODEL_FILES = {"runners/test_runners_dense.py", "runners/test_runners_dense_opt
                 "runners/test_one_way.py", "runners/test_rerank_reuse.py", "runners/test_runners_ray.py",
                 "runners/test_runners_ray_setup.py", "runners/test_runners_cli.py", "beir/test_beir_retrieval.py",
                 "reportcard/test_benchmark_suite.py", "reportcard/test_nevir_real_pairs.py", "mteb/test_mteb_comlq.py"}
-_MODEL_FIXTURES = {"minilm_encoder", "minilm"}
+_MODEL_FIXTURES = {"minilm_encoder", "plain_minilm", "minilm"}
 
 
 def _test_file(item) -> str:
@@ -287,17 +343,56 @@ _LONGEST_FIRST = ("runners/test_runners_ray.py", "safety/test_safe_outputs.py", 
                   "reportcard/test_nevir_real_pairs.py", "runners/test_runners_ray_setup.py")
 
 
+#: The full tier (marker ``full``; ``.ci/run`` runs it after the quick one): tests whose subject is a process of its
+#: own, the JVM's start, a stock tool's own command line or a signal across processes, besides every test marked
+#: ``ray`` and those using the fixtures of :data:`_FULL_TIER_FIXTURES`. docs/testing.md says what each tier covers.
+_FULL_TIER_FILES = {"safety/test_interrupts.py", "test_jvm.py", "test_autoload.py", "pipeline/test_stock_topics.py",
+                    "measures/test_stock_measures_untouched.py", "reportcard/test_nevir_real_pairs.py"}
+_FULL_TIER_TESTS = {f"{file}::{test}" for file, tests in {
+    "pipeline/test_lucene_bm25.py": ("test_search_bm25_starts_without_pyserini_search_or_torch",
+                                     "test_committed_bm25_run_agrees_with_stock_trec_eval"),
+    "pipeline/test_quiet_and_progress.py": ("test_search_bm25_says_nothing_on_stderr_without_v",
+                                            "test_reading_comlq_prints_nothing"),
+    "runners/test_encoding_pipeline.py": ("test_the_gpu_benchmark_needs_no_ir_measures_ir_datasets_pyserini_or_faiss",),
+    "runners/test_runners_dense.py": ("test_index_layout_and_stock_pyserini_faiss_parity",),
+    "runners/test_runners_bm25_zh.py": ("test_chinese_index_equals_stock_pyserini_index_collection",),
+    "test_ir_datasets_export.py": ("test_other_records_are_exported_as_stock",
+                                   "test_stock_ir_datasets_export_writes_has_negation"),
+    "safety/test_bounded_inputs.py": ("test_stale_temporary_of_killed_copy_removed",
+                                      "test_killed_copy_leaves_nothing_the_next_run_keeps"),
+    "safety/test_safe_outputs.py": ("test_readme_workflow_and_demo_leave_a_fresh_clone_clean",
+                                    "test_sigterm_during_index_cleans_up_and_the_next_run_builds",
+                                    "test_sigint_during_index_exits_130_and_leaves_no_partial_or_corpus_copy",
+                                    "test_sigkill_during_index_leaves_partials_that_the_next_run_removes",
+                                    "test_a_second_leaderboard_build_waits_then_refuses_and_keeps_the_first_builds_work",
+                                    "test_a_second_index_build_refuses_while_the_first_holds_the_lock",
+                                    "test_evaluate_output_onto_a_fifo_is_refused_without_blocking",
+                                    "test_topics_refuses_a_fifo_and_a_folder"),
+    "safety/test_user_conditions.py": (
+        "test_an_unusable_ir_datasets_home_is_named_before_ir_datasets_is_imported",
+        "test_an_empty_read_only_ir_datasets_home_is_named_when_ir_datasets_fails_to_import",
+        "test_a_prepared_read_only_ir_datasets_home_is_accepted", "test_a_java_home_without_a_jvm_is_named",
+        "test_a_java_home_without_a_jvm_does_not_stop_a_command_without_java"),
+}.items() for test in tests}
+#: Stock Pyserini's own command line, as ``python -m`` runs it, in a child process.
+_FULL_TIER_FIXTURES = {"stock_commands"}
+
+
 def pytest_collection_modifyitems(config, items):
-    """The longest files first (:data:`_LONGEST_FIRST`); the markers ``model`` and ``ray`` (pyproject.toml), set
-    here so that a new test in those files has them."""
+    """The longest files first (:data:`_LONGEST_FIRST`); the markers ``model``, ``ray`` and ``full``
+    (pyproject.toml), set here so that a new test in those files has them."""
     rank = {file: n for n, file in enumerate(_LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(_test_file(item), len(rank)))  # stable: the others keep their order
     for item in items:
         file = _test_file(item)
-        if file in _MODEL_FILES or set(getattr(item, "fixturenames", ())) & _MODEL_FIXTURES:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if file in _MODEL_FILES or fixtures & _MODEL_FIXTURES:
             item.add_marker(pytest.mark.model)
         if file in ("runners/test_runners_ray.py", "runners/test_runners_ray_setup.py") or "_ray_" in item.name:
             item.add_marker(pytest.mark.ray)
+        if (file in _FULL_TIER_FILES or f"{file}::{getattr(item, 'originalname', item.name)}" in _FULL_TIER_TESTS
+                or fixtures & _FULL_TIER_FIXTURES or item.get_closest_marker("ray") is not None):
+            item.add_marker(pytest.mark.full)
 
 
 def pytest_runtest_setup(item):

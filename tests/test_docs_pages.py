@@ -194,5 +194,5 @@ def test_an_unwritable_block_file_is_one_line(tmp_path, capsys, read_only_folder
     folder = read_only_folder(tmp_path / "ro", {"README.md": stale.encode("utf-8")})
     assert doc_blocks.main(["--write", str(folder / "README.md")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"python -m negplugins.doc_blocks: error: {folder}/README.md: ")
+    assert err.startswith(f"python -m negplugins.doc_blocks: error: {folder / 'README.md'}: ")
     assert "read-only file system" in err and err.count("\n") == 1

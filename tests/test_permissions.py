@@ -112,9 +112,3 @@ def test_indexes_and_runs_are_shareable(tmp_path, process_umask, monkeypatch, mi
     assert any(name.startswith("lucene/segments_") for name in names)
     assert _wrong_modes(out, process_umask) == []
 
-
-@pytest.fixture(scope="module")
-def minilm_encoder():
-    from negplugins.runners.encoders import SentenceEncoder, resolve_model
-
-    return SentenceEncoder(resolve_model(None))

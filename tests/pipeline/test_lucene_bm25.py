@@ -33,17 +33,10 @@ def _stock_bm25(stock, index_dir, topics, output, *extra):
     return output.read_bytes()
 
 
-@pytest.fixture(scope="module")
-def demo_index(tmp_path_factory):
-    path, built = index.lucene_index(DEMO, tmp_path_factory.mktemp("idx") / "demo")
-    assert built
-    return path
-
-
-def test_index_manifest_and_reuse(demo_index):
-    manifest = json.loads((demo_index / index.MANIFEST).read_text())
+def test_index_manifest_and_reuse(demo_lucene_index):
+    manifest = json.loads((demo_lucene_index / index.MANIFEST).read_text())
     assert manifest["corpus"] == DEMO and manifest["documents"] == 36 and manifest["language"] == "en"
-    assert index.lucene_index(DEMO, demo_index) == (demo_index, False)
+    assert index.lucene_index(DEMO, demo_lucene_index) == (demo_lucene_index, False)
 
 
 def test_subsets_share_their_corpus_index():
@@ -78,24 +71,24 @@ def test_a_folder_that_is_not_our_index_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("params", [(), ("--k1", "1.2", "--b", "0.75", "--hits", "3")])
-def test_bm25_is_identical_to_stock_pyserini(demo_index, stock_commands, tmp_path, params):
+def test_bm25_is_identical_to_stock_pyserini(demo_lucene_index, stock_commands, tmp_path, params):
     topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
-    expected = _stock_bm25(stock_commands, demo_index, topics, tmp_path / "stock.trec", *params)
+    expected = _stock_bm25(stock_commands, demo_lucene_index, topics, tmp_path / "stock.trec", *params)
     options = dict(zip(params[::2], params[1::2]))
     ours = tmp_path / "ours.trec"
-    bm25_search(DEMO, ours, index=demo_index, k1=float(options.get("--k1", 0.9)), b=float(options.get("--b", 0.4)),
+    bm25_search(DEMO, ours, index=demo_lucene_index, k1=float(options.get("--k1", 0.9)), b=float(options.get("--b", 0.4)),
                 hits=int(options.get("--hits", 1000)), threads=2, batch_size=5)
     assert ours.read_bytes() == expected
     assert len(expected.splitlines()) > 21
 
 
-def test_search_bm25_starts_without_pyserini_search_or_torch(demo_index, tmp_path):
+def test_search_bm25_starts_without_pyserini_search_or_torch(demo_lucene_index, tmp_path):
     """It makes the calls Pyserini's ``LuceneSearcher`` makes to Anserini (``negplugins._compat.anserini``) without
     importing ``pyserini.search``, whose package imports torch and transformers (docs/runners.md gives the time it
     saves); its runs are stock Pyserini's (test_bm25_is_identical_to_stock_pyserini)."""
     run = tmp_path / "bm25.trec"
     code = ("import sys; from negplugins.cli import main;"
-            f"status = main(['search', 'bm25', {DEMO!r}, '--index', {str(demo_index)!r}, '-o', {str(run)!r}]);"
+            f"status = main(['search', 'bm25', {DEMO!r}, '--index', {str(demo_lucene_index)!r}, '-o', {str(run)!r}]);"
             "print(status, sorted(m for m in ('torch', 'transformers', 'pyserini.search', 'pyserini.encode',"
             " 'jnius') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -103,7 +96,7 @@ def test_search_bm25_starts_without_pyserini_search_or_torch(demo_index, tmp_pat
     assert read_metadata(run)["parameters"] == {"k1": 0.9, "b": 0.4, "hits": 1000}
 
 
-def test_a_changed_pyserini_searcher_is_used_instead(demo_index, monkeypatch):
+def test_a_changed_pyserini_searcher_is_used_instead(demo_lucene_index, monkeypatch):
     """Should a Pyserini release change the calls its ``LuceneSearcher`` makes (the check warns:
     tests/test_upstream.py), the suite searches with ``LuceneSearcher`` itself."""
     from negplugins._compat import anserini, upstream
@@ -113,14 +106,14 @@ def test_a_changed_pyserini_searcher_is_used_instead(demo_index, monkeypatch):
     stand_in.LuceneSearcher = lambda index_dir: opened.append(index_dir) or "LuceneSearcher"
     monkeypatch.setitem(sys.modules, "pyserini.search.lucene", stand_in)  # not imported for real: torch
     monkeypatch.setitem(upstream._checked, "pyserini.search.lucene", frozenset({"pyserini.search.lucene._searcher"}))
-    assert anserini.lucene_searcher(demo_index) == "LuceneSearcher" and opened == [str(demo_index)]
+    assert anserini.lucene_searcher(demo_lucene_index) == "LuceneSearcher" and opened == [str(demo_lucene_index)]
     monkeypatch.setitem(upstream._checked, "pyserini.search.lucene", frozenset())
-    assert type(anserini.lucene_searcher(demo_index)).__name__ == "_SimpleSearcher" and len(opened) == 1
+    assert type(anserini.lucene_searcher(demo_lucene_index)).__name__ == "_SimpleSearcher" and len(opened) == 1
 
 
-def test_run_metadata(demo_index, tmp_path):
+def test_run_metadata(demo_lucene_index, tmp_path):
     run = tmp_path / "bm25.trec"
-    bm25_search(DEMO, run, index=demo_index, hits=10, command="negplugins search bm25 negplugins-demo")
+    bm25_search(DEMO, run, index=demo_lucene_index, hits=10, command="negplugins search bm25 negplugins-demo")
     meta = read_metadata(run)
     assert (meta["dataset"], meta["runner"], meta["tag"]) == (DEMO, "bm25", "Anserini")
     assert meta["parameters"] == {"k1": 0.9, "b": 0.4, "hits": 10}
@@ -301,32 +294,32 @@ def test_documents_fed_in_memory_give_the_index_and_runs_of_one_file(stock_comma
                                                                                 tmp_path / "b.trec")
 
 
-def test_a_slim_index_gives_the_same_bm25_runs_on_less_disk(demo_index, stock_commands, tmp_path):
+def test_a_slim_index_gives_the_same_bm25_runs_on_less_disk(demo_lucene_index, stock_commands, tmp_path):
     # corroborated by stock Pyserini: its BM25 over the slim index writes the full index's run byte for byte
     slim, built = index.lucene_index(DEMO, tmp_path / "slim", slim=True)
     assert built
     manifest = json.loads((slim / index.MANIFEST).read_text())
     assert manifest["stored"] == [] and manifest["documents"] == 36
-    assert json.loads((demo_index / index.MANIFEST).read_text())["stored"] == ["positions", "docvectors", "raw"]
+    assert json.loads((demo_lucene_index / index.MANIFEST).read_text())["stored"] == ["positions", "docvectors", "raw"]
 
     def size(folder):
         return sum(f.stat().st_size for f in Path(folder).iterdir() if f.name.startswith(("_", "segments")))
 
-    assert size(slim) < 0.6 * size(demo_index)
+    assert size(slim) < 0.6 * size(demo_lucene_index)
     from pyserini.index.lucene import LuceneIndexReader
 
     reader = LuceneIndexReader(str(slim))
     assert reader.doc_raw(reader.convert_internal_docid_to_collection_docid(0)) is None  # nothing stored
     topics, _ = write_topics(DEMO, tmp_path / "topics.tsv")
     full_run, slim_run = tmp_path / "full.trec", tmp_path / "slim.trec"
-    bm25_search(DEMO, full_run, index=demo_index, hits=1000, threads=2)
+    bm25_search(DEMO, full_run, index=demo_lucene_index, hits=1000, threads=2)
     bm25_search(DEMO, slim_run, index=slim, hits=1000, threads=2)
     assert slim_run.read_bytes() == full_run.read_bytes()
     stock = stock_commands
-    assert _stock_bm25(stock, slim, topics, tmp_path / "stock.trec") == _stock_bm25(stock, demo_index, topics,
+    assert _stock_bm25(stock, slim, topics, tmp_path / "stock.trec") == _stock_bm25(stock, demo_lucene_index, topics,
                                                                                     tmp_path / "s2.trec")
     # reuse: a full index serves a slim request; a slim one is rebuilt for a full request, but serves BM25
-    assert index.lucene_index(DEMO, demo_index, slim=True) == (demo_index, False)
+    assert index.lucene_index(DEMO, demo_lucene_index, slim=True) == (demo_lucene_index, False)
     assert index.lucene_index(DEMO, slim, reuse_slim=True) == (slim, False)
     assert index.lucene_index(DEMO, slim) == (slim, True)
     assert json.loads((slim / index.MANIFEST).read_text())["stored"] == ["positions", "docvectors", "raw"]

@@ -6,7 +6,6 @@ import sys
 
 import pytest
 
-from negplugins.runners import lucene_index as index
 from negplugins.runners.bm25 import bm25_search
 
 DEMO = "negplugins-demo"
@@ -18,16 +17,11 @@ def negplugins(*args, **env):
                           env={**os.environ, **env}, timeout=300)
 
 
-@pytest.fixture(scope="module")
-def demo_index(tmp_path_factory):
-    return index.lucene_index(DEMO, tmp_path_factory.mktemp("idx") / "demo")[0]
-
-
 @pytest.mark.java
 @pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
-def test_search_bm25_says_nothing_on_stderr_without_v(demo_index, tmp_path, verbose):
+def test_search_bm25_says_nothing_on_stderr_without_v(demo_lucene_index, tmp_path, verbose):
     run = tmp_path / "bm25.trec"
-    result = negplugins(*(["-v"] if verbose else []), "search", "bm25", DEMO, "--index", str(demo_index),
+    result = negplugins(*(["-v"] if verbose else []), "search", "bm25", DEMO, "--index", str(demo_lucene_index),
                         "--output", str(run))
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"wrote 105 lines for 21 queries to {run}\n"
@@ -38,11 +32,11 @@ def test_search_bm25_says_nothing_on_stderr_without_v(demo_index, tmp_path, verb
 
 
 @pytest.mark.java
-def test_search_bm25_progress_bar(demo_index, tmp_path, capsys):
-    bm25_search(DEMO, tmp_path / "a.trec", index=demo_index, batch_size=5, progress=True)
+def test_search_bm25_progress_bar(demo_lucene_index, tmp_path, capsys):
+    bm25_search(DEMO, tmp_path / "a.trec", index=demo_lucene_index, batch_size=5, progress=True)
     err = capsys.readouterr().err
     assert "BM25 negplugins-demo" in err and "/21 " in err  # a bar over the 21 queries
-    bm25_search(DEMO, tmp_path / "b.trec", index=demo_index)  # default: stderr is not a terminal under pytest
+    bm25_search(DEMO, tmp_path / "b.trec", index=demo_lucene_index)  # default: stderr is not a terminal under pytest
     assert capsys.readouterr().err == ""
     assert (tmp_path / "a.trec").read_bytes() == (tmp_path / "b.trec").read_bytes()
 

@@ -13,18 +13,10 @@ from negplugins._compat import pyserini_topics, upstream
 from negplugins._compat.upstream import UpstreamChangedWarning
 from negplugins.cli import main
 from negplugins.io.topics import is_topic_name, write_topics
-from negplugins.runners import lucene_index as index
 
 pytestmark = pytest.mark.java
 
 DEMO = "negplugins-demo"
-
-
-@pytest.fixture(scope="module")
-def demo_index(tmp_path_factory):
-    path, built = index.lucene_index(DEMO, tmp_path_factory.mktemp("idx") / "demo")
-    assert built
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +42,12 @@ def _stock(command, index_dir, output, **env):
     ([sys.executable, "-m", "pyserini.search.lucene"], {}),  # the import hook
     ([str(Path(sys.executable).parent / "negplugins-pyserini"), "search.lucene"], {"NEGPLUGINS_AUTOLOAD": "0"}),
 ], ids=["python-m-pyserini", "negplugins-pyserini-hook-off"])
-def test_stock_pyserini_with_a_topic_name_writes_the_suites_run(demo_index, tmp_path, command, env):
+def test_stock_pyserini_with_a_topic_name_writes_the_suites_run(demo_lucene_index, tmp_path, command, env):
     if not Path(command[0]).exists():
         pytest.skip(f"{command[0]} is not installed")
-    stock = _stock(command, demo_index, tmp_path / "stock.trec", **env)
+    stock = _stock(command, demo_lucene_index, tmp_path / "stock.trec", **env)
     ours = tmp_path / "ours.trec"
-    assert main(["search", "bm25", DEMO, "--index", str(demo_index), "--output", str(ours)]) == 0
+    assert main(["search", "bm25", DEMO, "--index", str(demo_lucene_index), "--output", str(ours)]) == 0
     assert ours.read_bytes() == stock
     # 21 demo queries, each with at least one hit; the suite's run is checked against stock Pyserini reading the
     # topic file in test_lucene_bm25.py, so the name and the file give the same bytes
@@ -136,11 +128,11 @@ def _stock_trec_eval(*args, **env):
     return values, result.stderr
 
 
-def test_stock_trec_eval_takes_a_dataset_id_as_qrels(demo_index, tmp_path, isolated_ir_datasets_home):
+def test_stock_trec_eval_takes_a_dataset_id_as_qrels(demo_lucene_index, tmp_path, isolated_ir_datasets_home):
     from negplugins.evaluation.scoring import evaluate
 
     run = tmp_path / "bm25.trec"
-    assert main(["search", "bm25", DEMO, "--index", str(demo_index), "--output", str(run)]) == 0
+    assert main(["search", "bm25", DEMO, "--index", str(demo_lucene_index), "--output", str(run)]) == 0
     stock, stderr = _stock_trec_eval("-m", "ndcg_cut.10", "-m", "recall.100", DEMO, str(run))
     ours = evaluate(DEMO, run, measures=["nDCG@10", "R@100"]).overall
     assert stock == {"ndcg_cut_10": f"{ours['nDCG@10']:.4f}", "recall_100": f"{ours['R@100']:.4f}"}

@@ -75,19 +75,6 @@ def _read_run(path: Path) -> dict[str, list[tuple[str, float]]]:
     return run
 
 
-def _minilm():
-    from sentence_transformers import SentenceTransformer
-
-    from negplugins.runners.encoders import default_model_path
-
-    return SentenceTransformer(str(default_model_path()), device="cpu")
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return _minilm()
-
-
 def test_every_benchmark_runs_or_is_skipped_with_its_reason(bench):
     result = bench["first"]
     assert [o.dataset for o in result.outcomes] == ["comlq", *FIXTURE_DATASETS[:-1], "negplugins-demo"]
@@ -117,13 +104,13 @@ def test_every_benchmark_runs_or_is_skipped_with_its_reason(bench):
     assert du_meta["runner"] == "dense" and du_meta["parameters"]["hits"] == 50
 
 
-def test_summary_describes_the_model(bench, minilm):
+def test_summary_describes_the_model(bench, plain_minilm):
     from negplugins.runners.encoders import default_model_path, weights_sha256
 
     summary = bench["first"].summary
     model = summary["model"]
     assert model["id"] == "all-MiniLM-L6-v2" and model["sha256"] == weights_sha256(default_model_path())
-    assert model["parameters"] == sum(p.numel() for p in minilm.parameters()) == MINILM_PARAMETERS
+    assert model["parameters"] == sum(p.numel() for p in plain_minilm.parameters()) == MINILM_PARAMETERS
     assert summary["versions"]["negplugins"] and summary["versions"]["python"]
     created = [json.loads((bench["out"] / e["sidecar"]).read_text())["created"]
                for e in summary["benchmarks"] if e["status"] == "done"]
@@ -134,12 +121,12 @@ def test_summary_describes_the_model(bench, minilm):
                                      *(p.relative_to(bench["out"]).as_posix() for p in bench["first"].mteb)}
 
 
-def test_excluir_dense_run_matches_plain_sentence_transformers(bench, minilm):
+def test_excluir_dense_run_matches_plain_sentence_transformers(bench, plain_minilm):
     """R@1, ΔR@1 and RR@10 of the fixture, from rankings recomputed with SentenceTransformer.encode and numpy."""
     docs = fx.EXCLUIR_CORPUS
     queries = [q["RQ_rewrite"] for q in fx.EXCLUIR_QUERIES]
-    d = minilm.encode(docs, normalize_embeddings=True)
-    q = minilm.encode(queries, normalize_embeddings=True)
+    d = plain_minilm.encode(docs, normalize_embeddings=True)
+    q = plain_minilm.encode(queries, normalize_embeddings=True)
     order = np.argsort(-(q @ d.T), axis=1)
     r1 = dr1 = rr = 0.0
     for i, row in enumerate(fx.EXCLUIR_QUERIES):
@@ -157,13 +144,13 @@ def test_excluir_dense_run_matches_plain_sentence_transformers(bench, minilm):
     assert all(len(ranking) == len(docs) for ranking in run.values())  # depth 100 > 6 documents: all of them
 
 
-def test_nevir_pairs_scored_as_a_bi_encoder(bench, minilm):
+def test_nevir_pairs_scored_as_a_bi_encoder(bench, plain_minilm):
     """Paired accuracy by NevIR's definition, from cosine similarities computed here."""
     right = 0
     rows = fx.NEVIR_ROWS["test.jsonl"]
     for row in rows:
-        q = minilm.encode([row["q1"], row["q2"]], normalize_embeddings=True)
-        d = minilm.encode([row["doc1"], row["doc2"]], normalize_embeddings=True)
+        q = plain_minilm.encode([row["q1"], row["q2"]], normalize_embeddings=True)
+        d = plain_minilm.encode([row["doc1"], row["doc2"]], normalize_embeddings=True)
         s = q @ d.T
         right += bool(s[0, 0] > s[0, 1] and s[1, 1] > s[1, 0])
     evaluation = _outcome(bench["first"], "nevir/test").evaluation
@@ -172,8 +159,8 @@ def test_nevir_pairs_scored_as_a_bi_encoder(bench, minilm):
     run = _read_run(bench["out"] / "nevir-test" / "pairs-bi-encoder-all-MiniLM-L6-v2.trec.gz")
     assert sorted(run) == sorted(f"{r['id']}_q{i}" for r in rows for i in (1, 2))
     assert all(len(docs) == 2 for docs in run.values())
-    q1 = minilm.encode([rows[0]["q1"]], normalize_embeddings=True)[0]
-    d1 = minilm.encode([rows[0]["doc1"]], normalize_embeddings=True)[0]
+    q1 = plain_minilm.encode([rows[0]["q1"]], normalize_embeddings=True)[0]
+    d1 = plain_minilm.encode([rows[0]["doc1"]], normalize_embeddings=True)[0]
     assert dict(run[f"{rows[0]['id']}_q1"])[f"{rows[0]['id']}_doc1"] == pytest.approx(float(q1 @ d1), abs=1e-5)
 
 
@@ -308,16 +295,16 @@ def test_notable_systems_are_few_and_in_the_spec_order():
         ("TF-IDF", "the paper's weakest"), ("MonoT5 3B", "the paper's best")]
 
 
-def test_a_model_object_gives_the_same_scores_as_its_folder(bench, minilm, tmp_path, monkeypatch):
+def test_a_model_object_gives_the_same_scores_as_its_folder(bench, plain_minilm, tmp_path, monkeypatch):
     """MTEB-style: a loaded SentenceTransformer; fingerprinted in memory, same rankings as the packaged folder."""
     from negplugins.runners.encoders import state_dict_sha256
 
     monkeypatch.chdir(tmp_path)
-    result = run_benchmark(minilm, benchmarks="negplugins-demo", output=tmp_path / "out", indexes=tmp_path / "idx",
+    result = run_benchmark(plain_minilm, benchmarks="negplugins-demo", output=tmp_path / "out", indexes=tmp_path / "idx",
                            progress=False)
     outcome = result.done[0]
     meta = json.loads((outcome.run.with_name(outcome.run.name.replace(".trec.gz", ".meta.json"))).read_text())
-    assert meta["model"]["sha256"] == state_dict_sha256(minilm) and meta["model"]["path"] is None
+    assert meta["model"]["sha256"] == state_dict_sha256(plain_minilm) and meta["model"]["path"] is None
     assert result.summary["model"]["parameters"] == MINILM_PARAMETERS
     by_folder = _read_run(bench["out"] / "negplugins-demo" / "dense-all-MiniLM-L6-v2.trec.gz")
     by_object = _read_run(outcome.run)
@@ -325,7 +312,7 @@ def test_a_model_object_gives_the_same_scores_as_its_folder(bench, minilm, tmp_p
     assert outcome.evaluation["overall"] == _outcome(bench["first"], "negplugins-demo").evaluation["overall"]
     assert (tmp_path / "idx" / "faiss" / "negplugins-demo").is_dir()  # its own index, named with its fingerprint
     [index] = list((tmp_path / "idx" / "faiss" / "negplugins-demo").iterdir())
-    assert index.name.endswith(state_dict_sha256(minilm)[:12])
+    assert index.name.endswith(state_dict_sha256(plain_minilm)[:12])
 
 
 # -- outputs that are not the command's ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Fixtures of the runner tests: the loaded MiniLM encoder.
+"""Fixtures of the runner tests (the loaded MiniLM encoder is tests/conftest.py's ``minilm_encoder``).
 
 No trained cross-encoder or monoT5 weights are available offline, so the cross-encoder and monoT5 code
 paths run on the tiny randomly initialised models of ``tests/conftest.py`` (``tiny_cross_encoder``,
@@ -11,13 +11,6 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-@pytest.fixture(scope="session")
-def minilm_encoder():
-    from negplugins.runners.encoders import DenseEncoder, resolve_model
-
-    return DenseEncoder(resolve_model(None), device="cpu")
 
 
 @pytest.fixture

@@ -43,11 +43,6 @@ _VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "of", "and", *_CH
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    return DenseEncoder(resolve_model(None), device="cpu")
-
-
-@pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory) -> Path:
     """A randomly initialised 2-layer BERT (hidden size 32, 64 positions), sentence-transformers files included
     (Transformer, mean Pooling, Normalize; max_seq_length 48), written in their documented layout."""
@@ -136,10 +131,10 @@ def _as_lists(rows: TokenRows):
 
 
 @pytest.mark.parametrize("max_length", [8, 256])
-def test_rust_ids_are_the_transformers_calls(minilm, tiny_bert, max_length):
+def test_rust_ids_are_the_transformers_calls(minilm_encoder, tiny_bert, max_length):
     from transformers import AutoTokenizer
 
-    for tokenizer in (minilm.tokenizer, AutoTokenizer.from_pretrained(str(tiny_bert))):
+    for tokenizer in (minilm_encoder.tokenizer, AutoTokenizer.from_pretrained(str(tiny_bert))):
         tokenize = token_rows(tokenizer, max_length, True)
         assert tokenize.rust  # the probe agreed
         assert _as_lists(tokenize(TEXTS)) == _transformers_rows(tokenizer, TEXTS, max_length)
@@ -161,14 +156,15 @@ def test_rust_ids_follow_the_tokenizers_truncation_side_and_special_token_splitt
 
 
 @pytest.mark.realdata
-def test_rust_ids_on_comlq_passages(minilm, shared_data):
+def test_rust_ids_on_comlq_passages(minilm_encoder, shared_data):
     lines = (shared_data / "comlq" / "dataset" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:2000:4]
     texts = [json.loads(line)["text"] for line in lines]
-    assert _as_lists(token_rows(minilm.tokenizer, 256, True)(texts)) == _transformers_rows(minilm.tokenizer, texts, 256)
+    tokenizer = minilm_encoder.tokenizer
+    assert _as_lists(token_rows(tokenizer, 256, True)(texts)) == _transformers_rows(tokenizer, texts, 256)
 
 
-def test_threads_tokenize_at_once_to_the_same_ids(minilm):
-    tokenize = token_rows(minilm.tokenizer, 256, True)
+def test_threads_tokenize_at_once_to_the_same_ids(minilm_encoder):
+    tokenize = token_rows(minilm_encoder.tokenizer, 256, True)
     texts = TEXTS * 40
     with ThreadPoolExecutor(4) as pool:
         parts = list(pool.map(tokenize, [texts[i:i + 37] for i in range(0, len(texts), 37)]))
@@ -206,8 +202,8 @@ def test_a_rust_copy_that_disagrees_is_not_used(tiny_bert, monkeypatch):
 
 
 @pytest.mark.parametrize("side", ["right", "left"])
-def test_padding_is_the_transformers_calls(minilm, side):
-    tokenizer = minilm.tokenizer
+def test_padding_is_the_transformers_calls(minilm_encoder, side):
+    tokenizer = minilm_encoder.tokenizer
     rows = token_rows(tokenizer, 32, True)(TEXTS)
     positions = np.array([3, 0, 5, 11, 6])
     expected = tokenizer([TEXTS[i] for i in positions], padding=True, truncation=True, max_length=32,
@@ -222,14 +218,14 @@ def test_padding_is_the_transformers_calls(minilm, side):
 
 # -- the vectors ------------------------------------------------------------------------------------------------
 
-def test_minilm_vectors_are_sentence_transformers_in_input_order(minilm):
-    vectors = minilm.encode(TEXTS, batch_size=3)
-    expected = _sentence_transformers(default_model_path(), TEXTS, minilm.max_length)
+def test_minilm_vectors_are_sentence_transformers_in_input_order(minilm_encoder):
+    vectors = minilm_encoder.encode(TEXTS, batch_size=3)
+    expected = _sentence_transformers(default_model_path(), TEXTS, minilm_encoder.max_length)
     assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(vectors, expected, atol=1e-5)
     assert (vectors * expected).sum(1).min() > 1 - 1e-6
     shuffled = np.random.default_rng(1).permutation(len(TEXTS))
-    np.testing.assert_allclose(minilm.encode([TEXTS[i] for i in shuffled], batch_size=3), vectors[shuffled],
+    np.testing.assert_allclose(minilm_encoder.encode([TEXTS[i] for i in shuffled], batch_size=3), vectors[shuffled],
                                atol=1e-6)
 
 

@@ -1,98 +1,15 @@
-"""Fixtures for the hostile- and careless-input tests (issue: nothing a user owns is ever lost).
-
-Every case runs a real command and checks two things: the one-line message (exit status, no traceback)
-and that nothing was lost. ``guard`` hashes every file under the folders a case names before the
-command runs; ``guard.unchanged()`` asserts that each of them still exists with the same bytes and that
-no partial files (``*.tmp``, ``*.partial``) were left behind.
-"""
+"""Fixtures for the hostile- and careless-input tests (nothing a user owns is ever lost); the helpers they share are
+in safety_helpers.py."""
 
 from __future__ import annotations
 
-import hashlib
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-def tree_hashes(*roots: Path) -> dict[str, str]:
-    """``{path: sha256}`` of every regular file under ``roots`` (files or folders), links not followed."""
-    hashes = {}
-    for root in roots:
-        root = Path(root)
-        if root.is_file() and not root.is_symlink():
-            hashes[str(root)] = hashlib.sha256(root.read_bytes()).hexdigest()
-            continue
-        if not root.is_dir():
-            continue
-        for dirpath, _, filenames in os.walk(root):
-            for name in filenames:
-                path = Path(dirpath) / name
-                if path.is_file() and not path.is_symlink():
-                    hashes[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return hashes
-
-
-class Guard:
-    """Hashes of the files a case must not lose, taken when the guard is armed."""
-
-    def __init__(self):
-        self.roots: list[Path] = []
-        self.before: dict[str, str] = {}
-
-    def arm(self, *roots) -> "Guard":
-        self.roots = [Path(r) for r in roots]
-        self.before = tree_hashes(*self.roots)
-        assert self.before, "guard armed on nothing: name at least one existing file"
-        return self
-
-    def unchanged(self, allow_new: bool = True, partials=()) -> None:
-        """Every hashed file is still there with its bytes; no ``*.tmp`` or ``*.partial`` left behind.
-
-        ``partials``: partial folders a case made itself (another build's work in progress), which must
-        survive unchanged rather than be absent.
-        """
-        after = tree_hashes(*self.roots)
-        lost = sorted(p for p in self.before if p not in after)
-        changed = sorted(p for p in self.before if p in after and after[p] != self.before[p])
-        assert not lost, f"files lost: {lost}"
-        assert not changed, f"files changed: {changed}"
-        kept = tuple(f"{Path(p)}/" for p in partials)
-        leftovers = sorted(p for p in after if (p.endswith((".tmp", ".partial")) or ".partial/" in p)
-                           and not p.startswith(kept))
-        assert not leftovers, f"partial files left behind: {leftovers}"
-        if not allow_new:
-            assert sorted(after) == sorted(self.before), f"new files: {sorted(set(after) - set(self.before))}"
+from safety_helpers import Guard, run_cli
 
 
 @pytest.fixture
 def guard() -> Guard:
     return Guard()
-
-
-def run_cli(*args, cwd=None, env=None, timeout=120, input=None) -> subprocess.CompletedProcess:
-    """``negplugins ARGS`` in a child process (so exit codes, signals and stderr are real)."""
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), full_env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "negplugins", *map(str, args)], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout, input=input)
-
-
-def assert_clean_error(result: subprocess.CompletedProcess, *fragments: str, codes=(1, 2)) -> None:
-    """A user error: exit status in ``codes``, one line on stderr naming ``fragments``, no traceback."""
-    assert result.returncode in codes, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert lines, "no error message on stderr"
-    message = lines[-1]
-    for fragment in fragments:
-        assert fragment in result.stderr, f"{fragment!r} not in {result.stderr!r}"
-    assert message.startswith("negplugins: "), message
 
 
 @pytest.fixture

@@ -21,26 +21,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from safety_helpers import PROJECT_ROOT, assert_clean_error
 
 from negplugins.errors import UserError
 from negplugins.evaluation.validation import validate_run
 from negplugins.io.jsonfile import read_json
 from negplugins.io.sidecars import read_sidecar, run_tag_problems, write_metadata
 from negplugins.io.trec import RunFormatError, read_run
-
-
-def _safety_helpers():
-    """``tests/safety/conftest.py`` as a module (the test folders are not packages)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("negplugins_safety_helpers", Path(__file__).with_name("conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_helpers = _safety_helpers()
-PROJECT_ROOT, assert_clean_error = _helpers.PROJECT_ROOT, _helpers.assert_clean_error
 
 GOOD = "q01 Q0 d01 1 3.0 t\nq01 Q0 d02 2 2.0 t\n"
 SMALL_BOUND = {"NEGPLUGINS_MAX_RUN_BYTES": str(1 << 20)}  # 1 MiB: bombs are rejected quickly

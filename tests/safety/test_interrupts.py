@@ -22,24 +22,12 @@ import time
 from pathlib import Path
 
 import pytest
+from safety_helpers import PROJECT_ROOT, tree_hashes
 
 from negplugins.io import files
 from negplugins.io.files import MARKER, atomic_directory, atomic_writer, output_lock
 from negplugins.io.interrupts import deferred_signals
 
-
-def _safety_helpers():
-    """``tests/safety/conftest.py``'s helpers (the tests folder is not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("negplugins_safety_conftest", Path(__file__).with_name("conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_helpers = _safety_helpers()
-PROJECT_ROOT, tree_hashes = _helpers.PROJECT_ROOT, _helpers.tree_hashes
 DEMO = "negplugins-demo"
 
 

@@ -15,24 +15,10 @@ import subprocess
 import sys
 
 import pytest
+from safety_helpers import PROJECT_ROOT, assert_clean_error
 
 from negplugins.errors import UserError
 from negplugins.options import MAX_CUTOFF, MAX_HITS, MAX_PERMUTATIONS, MAX_THREADS, bounded_int, check_int
-
-
-def _safety_helpers():
-    """assert_clean_error of tests/safety/conftest.py (the test folders are not packages)."""
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("_safety_conftest", Path(__file__).with_name("conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_helpers = _safety_helpers()
-PROJECT_ROOT, assert_clean_error = _helpers.PROJECT_ROOT, _helpers.assert_clean_error
 
 DEMO = "negplugins-demo"
 # two queries of the demo dataset, judged there (see tests/pipeline/test_cli.py)

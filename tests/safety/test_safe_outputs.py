@@ -18,24 +18,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from safety_helpers import PROJECT_ROOT, assert_clean_error
 
 from negplugins.errors import UserError
 from negplugins.io.files import MARKER, atomic_directory, output_lock
 from negplugins.io.sidecars import write_metadata
-
-
-def _safety_helpers():
-    """``tests/safety/conftest.py``'s helpers (the tests folder is not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("negplugins_safety_conftest", Path(__file__).with_name("conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PROJECT_ROOT = _safety_helpers().PROJECT_ROOT
-assert_clean_error = _safety_helpers().assert_clean_error
 
 DEMO = "negplugins-demo"
 DEMO_RUNS = PROJECT_ROOT / "runs" / DEMO

@@ -24,21 +24,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from safety_helpers import assert_clean_error
 
 from negplugins.errors import os_error_message
 
-
-def _safety_helpers():
-    """``tests/safety/conftest.py``'s helpers (the tests folder is not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("negplugins_safety_conftest", Path(__file__).with_name("conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-assert_clean_error = _safety_helpers().assert_clean_error
 DEMO = "negplugins-demo"
 
 
@@ -197,23 +186,10 @@ def _truncate(path: Path, keep: int) -> None:
     os.truncate(path, keep)
 
 
-@pytest.fixture(scope="module")
-def demo_index(tmp_path_factory):
-    """A Lucene index of the demo built by the suite (its manifest records its files): what ``negplugins index``
-    calls, in this process (the JVM started once for the module's searches), with a cache of its own."""
-    from negplugins.runners.lucene_index import lucene_index
-
-    folder = tmp_path_factory.mktemp("lucene")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("IR_DATASETS_HOME", str(tmp_path_factory.mktemp("ir_datasets_home")))
-        index, _ = lucene_index(DEMO, folder / "idx")
-    return index
-
-
 @pytest.fixture
-def damaged_index(demo_index, tmp_path):
+def damaged_index(demo_lucene_index, tmp_path):
     index = tmp_path / "idx"
-    shutil.copytree(demo_index, index)
+    shutil.copytree(demo_lucene_index, index)
     manifest = json.loads((index / "negplugins-index.json").read_text())
     victim = max(manifest["files"], key=lambda name: manifest["files"][name]["bytes"])
     _truncate(index / victim, manifest["files"][victim]["bytes"] // 2)
@@ -306,9 +282,9 @@ def test_a_truncated_docstore_is_named_with_how_to_rebuild_it(comlq_mirror, isol
 # -- output onto input -----------------------------------------------------------------------------
 
 @pytest.mark.java
-def test_force_never_writes_a_run_into_the_index_being_searched(demo_index, tmp_path, main_cli):
+def test_force_never_writes_a_run_into_the_index_being_searched(demo_lucene_index, tmp_path, main_cli):
     index = tmp_path / "idx"
-    shutil.copytree(demo_index, index)
+    shutil.copytree(demo_lucene_index, index)
     before = {p.name: p.read_bytes() for p in index.iterdir()}
     segments = next(index.glob("segments_*")).name
     result = main_cli("search", "bm25", DEMO, "--index", index, "-o", f"idx/../idx/{segments}", "--force", cwd=tmp_path)
