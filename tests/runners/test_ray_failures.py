@@ -19,17 +19,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-try:
-    import ray
-except ImportError:
-    if os.environ.get("CI", "").strip().lower() == "true":
-        pytest.fail("Ray is not installed (pip install -e '.[ray]'); CI=true, where it must be", pytrace=False)
-    pytest.skip("Ray is not installed (pip install -e '.[ray]')", allow_module_level=True)
+from safety_helpers import descendant_named, import_ray_or_skip
 
 from negplugins.io import interrupts
 from negplugins.runners import ray_engine, ray_failures
 from negplugins.runners.ray_cluster import WorkerPlan
+
+ray = import_ray_or_skip()
 
 DEMO = "negplugins-demo"
 
@@ -139,21 +135,6 @@ def test_the_watch_interrupts_only_a_call_into_ray(fake_raylet):
                 time.sleep(60)
 
 
-def _descendant_named(pid: int, name: str) -> int | None:
-    rows = [line.split(None, 2) for line in subprocess.run(["ps", "-e", "-o", "pid=,ppid=,comm="], capture_output=True,
-                                                           text=True).stdout.splitlines()]
-    todo, seen = [pid], set()
-    while todo:
-        parent = todo.pop()
-        for row in rows:
-            if len(row) == 3 and int(row[1]) == parent and int(row[0]) not in seen:
-                seen.add(int(row[0]))
-                if name in row[2]:
-                    return int(row[0])
-                todo.append(int(row[0]))
-    return None
-
-
 def test_a_killed_ray_raylet_under_search_dense_keeps_the_finished_shards(tmp_path):
     """The real thing: a local Ray's raylet killed once the first shard of the index is written."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
@@ -166,7 +147,7 @@ def test_a_killed_ray_raylet_under_search_dense_keeps_the_finished_shards(tmp_pa
         while not list(shards.glob("shard-*")):
             assert child.poll() is None and time.monotonic() < deadline, "the command ended before a shard was written"
             time.sleep(0.1)
-        raylet = _descendant_named(child.pid, "raylet")
+        raylet = descendant_named(child.pid, "raylet")
         assert raylet is not None
         os.kill(raylet, signal.SIGKILL)
         _, stderr = child.communicate(timeout=60)

@@ -8,18 +8,11 @@ Kept apart from ``test_runners_ray.py`` (the Ray jobs, on the local Ray of that 
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
-
-try:
-    import ray  # noqa: F401 - only whether it is installed
-except ImportError:
-    if os.environ.get("CI", "").strip().lower() == "true":
-        pytest.fail("Ray is not installed (pip install -e '.[ray]'); CI=true, where it must be", pytrace=False)
-    pytest.skip("Ray is not installed (pip install -e '.[ray]')", allow_module_level=True)
+from safety_helpers import import_ray_or_skip
 
 from negplugins.cli import main
 from negplugins.errors import UserError
@@ -27,6 +20,8 @@ from negplugins.runners import ray_cluster, ray_engine
 from negplugins.runners.dense import dense_index, dense_search
 from negplugins.runners.ray_engine import RayEngine
 from negplugins.runners.rerank import rerank
+
+import_ray_or_skip()
 
 DEMO = "negplugins-demo"
 

@@ -1,8 +1,9 @@
-"""Helpers of the hostile- and careless-input tests, imported by their files as ``safety_helpers`` (tests/conftest.py
-puts this folder on the path): ``guard`` hashes every file under the folders a case names before the command runs;
+"""Helpers of the hostile- and careless-input tests and of the tests that run commands as processes, imported as
+``safety_helpers`` (tests/conftest.py puts this folder on the path): ``guard`` hashes every file under the folders a case names before the command runs;
 ``Guard.unchanged()`` asserts that each still exists with the same bytes and that no partial files (``*.tmp``,
 ``*.partial``) were left behind; ``run_cli`` runs a command in a child process; ``assert_clean_error`` checks its
-one-line message."""
+one-line message; ``descendant_named`` finds a process a command started; ``import_ray_or_skip`` is the Ray
+tests' module-level check."""
 
 from __future__ import annotations
 
@@ -85,3 +86,32 @@ def assert_clean_error(result: subprocess.CompletedProcess, *fragments: str, cod
     for fragment in fragments:
         assert fragment in result.stderr, f"{fragment!r} not in {result.stderr!r}"
     assert message.startswith("negplugins: "), message
+
+
+def descendant_named(pid: int, name: str) -> int | None:
+    """The pid of a process named ``name`` below ``pid`` (read from ``ps``), else ``None``."""
+    rows = [line.split(None, 2) for line in subprocess.run(["ps", "-e", "-o", "pid=,ppid=,comm="], capture_output=True,
+                                                           text=True).stdout.splitlines()]
+    todo, seen = [pid], set()
+    while todo:
+        parent = todo.pop()
+        for row in rows:
+            if len(row) == 3 and int(row[1]) == parent and int(row[0]) not in seen:
+                seen.add(int(row[0]))
+                if name in row[2]:
+                    return int(row[0])
+                todo.append(int(row[0]))
+    return None
+
+
+def import_ray_or_skip():
+    """``ray``, for a Ray test module's top level: the module is skipped without it, and fails under ``CI=true``."""
+    import pytest
+
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail("Ray is not installed (pip install -e '.[ray]'); CI=true, where it must be", pytrace=False)
+        pytest.skip("Ray is not installed (pip install -e '.[ray]')", allow_module_level=True)
+    return ray

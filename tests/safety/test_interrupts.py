@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from safety_helpers import PROJECT_ROOT, tree_hashes
+from safety_helpers import PROJECT_ROOT, descendant_named, tree_hashes
 
 from negplugins.io import files
 from negplugins.io.files import MARKER, atomic_directory, atomic_writer, output_lock
@@ -463,29 +463,13 @@ def test_leaderboard_build_interrupted_keeps_the_committed_leaderboards(tmp_path
         assert tree_hashes(project / "leaderboards") == before, f"stopped while {moment}"
 
 
-def _descendant_named(pid: int, name: str) -> int | None:
-    """The pid of a process named ``name`` below ``pid`` (read from ``ps``), else ``None``."""
-    rows = [line.split(None, 2) for line in subprocess.run(["ps", "-e", "-o", "pid=,ppid=,comm="], capture_output=True,
-                                                           text=True).stdout.splitlines()]
-    todo, seen = [pid], set()
-    while todo:
-        parent = todo.pop()
-        for row in rows:
-            if len(row) == 3 and int(row[1]) == parent and int(row[0]) not in seen:
-                seen.add(int(row[0]))
-                if name in row[2]:
-                    return int(row[0])
-                todo.append(int(row[0]))
-    return None
-
-
 def test_sigterm_while_ray_runs_exits_143_not_rays_15(tmp_path):
     """``ray.init`` sets a SIGTERM handler of its own (``sys.exit(15)``); the command line's is given back."""
     pytest.importorskip("ray")
     child = _start(["search", "dense", DEMO, "--engine", "ray", "--shard-num", "4", "-o", "run.trec", "--no-progress"],
                    tmp_path)
     deadline = time.monotonic() + 240
-    while _descendant_named(child.pid, "raylet") is None:
+    while descendant_named(child.pid, "raylet") is None:
         assert child.poll() is None and time.monotonic() < deadline, "the command ended before Ray started"
         time.sleep(0.5)
     code, stderr, took = _stop(child, signal.SIGTERM, 2.0)
