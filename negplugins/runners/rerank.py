@@ -72,7 +72,7 @@ from .encoders import (
     quiet_transformers,
     resolve_model,
 )
-from .encoding_settings import check_token_limit
+from .encoding_settings import check_token_limit, model_defaults
 from .late_interaction import ColbertScorer, is_colbert_folder
 
 __all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "make_scorer", "rerank"]
@@ -408,8 +408,10 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
             scores = iter(scorer.score(pairs))
     else:  # the model is loaded by the workers only
         if kind == "bi-encoder":
-            if index is not None:  # the settings of the encoder the workers load, to match the index's
-                settings = BiEncoderScorer(ref, batch_size, max_length).encoder.settings
+            if index is not None:  # the settings of the encoder the workers load, read from its files, not loaded
+                defaults = model_defaults(ref)
+                settings = SentenceEncoder.own_settings(defaults.pooling or "mean",
+                                                        int(max_length) if max_length else defaults.max_length)
                 known, reused = _stored_passages(dataset_id, ref, settings, index, wanted, doc_texts)
             scores = iter(ray_engine.bi_encoder_scores(on_ray, ref, pairs, batch_size, max_length, known=known))
         else:
