@@ -76,6 +76,7 @@ from ..errors import UserError, error_line
 from ..io.files import atomic_writer
 from ..io.outputs import check_run_output
 from ..io.sidecars import file_sha256, metadata_path, package_versions, read_metadata
+from ..measures.declarations import PER_PAIR
 from ..options import MAX_BATCH_SIZE, check_distinct, check_int
 from ..rendering.text import json_text
 from .protocols import (
@@ -110,7 +111,8 @@ BM25_PARAMETERS = dict(PYSERINI_BM25.parameters)  # Pyserini's defaults, as `neg
 _RERANKERS = ("cross-encoder", "monot5", "bi-encoder")
 #: How the model is compared with each baseline (the summary's ``statistics``, the report's method line).
 COMPARISON_METHOD = ("the model minus each baseline on the primary measure, per query over the queries with a value "
-                     "in both (per NevIR pair for PairedAcc, each pair once): the mean difference with its 95% t interval, and the two-sided paired randomization "
+                     f"in both (per NevIR pair for {', '.join(PER_PAIR)}, each pair once): the mean difference with "
+                     "its 95% t interval, and the two-sided paired randomization "
                      f"test (sign flips, {10_000:,} permutations, fixed seed), Holm-corrected across the dataset's "
                      "baselines")
 
