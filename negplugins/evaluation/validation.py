@@ -1,34 +1,8 @@
 """Validate a TREC run against a registered dataset before anything is scored.
 
-Checks, each a *kind* of problem reported with line numbers:
-
-``size``            the file (or its gzip expansion) exceeds the byte limit, or a line is absurdly long
-``encoding``        a line is not UTF-8, the file starts with a UTF-8 byte-order mark, or its gzip stream is broken
-``columns``         a line does not have six white-space separated columns
-``rank``            the rank column is not an integer
-``score``           the score column is not a finite number
-``duplicate``       the same (query, document) pair appears twice
-``rank-order``      within a query, ranks are repeated or a larger rank has a strictly higher score
-                    (ranks must increase as scores decrease or stay equal)
-``unknown-query``   a query id the dataset does not know (one problem per query id, at its first line)
-``unknown-document`` a document id absent from the dataset's corpus
-``empty``           the run holds no line
-
-Dataset queries with no result in the run are reported too, but do not make a run invalid (they score
-zero on standard measures). Listings are capped (:data:`MAX_LISTED` per kind); counts are complete,
-except that reading stops after :data:`MAX_MALFORMED` malformed lines (a file that is not a run).
-
-Document ids are checked against a compact id set built once per corpus and cached on disk under the
-ir_datasets home (``$IR_DATASETS_HOME/negplugins/docids/<namespace>.npz``): a sorted NumPy array of
-the ids (exact, when every id is at most 24 bytes and none ends with a NUL byte, which NumPy's fixed-width
-``S`` arrays drop) or of their 64-bit BLAKE2b hashes (other ids), looked up in bulk with ``numpy.searchsorted``.
-
-Files are read once, within the bounds of the suite's run reader (:mod:`negplugins.io.inputs`): at most
-:data:`MAX_BYTES` bytes (compressed size and gzip expansion alike, also for gzip bombs) and
-:data:`MAX_LINE_BYTES` per line, gzip recognised by its magic bytes. A run whose lines all have the plain form is
-parsed into columns (:mod:`negplugins.io.run_columns`) and checked with array operations; any other run, and any
-run in which a check fails, is read line by line from the same bytes, which names every problem with its line
-(see :func:`validate_run`).
+Each problem is reported with its line under a kind of :data:`KINDS`; listings are capped (:data:`MAX_LISTED` per
+kind), counts are complete. The run is read once into columns (:mod:`negplugins.io.run_columns`) and checked with
+array operations; document ids are looked up in an id set cached per corpus. See docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -39,7 +13,6 @@ import logging
 import os
 import zipfile
 import zlib
-from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,17 +21,15 @@ import numpy as np
 from .. import datasets
 from ..errors import UserError
 from ..io.files import atomic_writer
-from ..io.inputs import MAX_RUN_BYTES, BoundedReadError, max_run_bytes, open_regular
-from ..io.run_columns import RunColumns, parse_columns, read_run_bytes
-from ..io.trec import parse_run_lines
+from ..io.jsonfile import open_regular
+from ..io.run_columns import RunColumns, parse_columns, parse_lines, read_run_bytes, row_lines
 
-__all__ = ["MAX_BYTES", "MAX_LISTED", "KINDS", "ValidationReport", "validate_run", "DocIdSet", "doc_id_set"]
+__all__ = ["MAX_LISTED", "KINDS", "ValidationReport", "validate_run", "DocIdSet", "doc_id_set"]
 
-#: Largest run accepted, in bytes, compressed or uncompressed (200 MB); override with
-#: ``NEGPLUGINS_MAX_RUN_BYTES``.
-MAX_BYTES = MAX_RUN_BYTES
 #: Problems listed per kind (all are counted).
 MAX_LISTED = 20
+#: Reading stops after this many malformed lines (columns, encoding, rank, score): a file that is not a run.
+MAX_MALFORMED = 1000
 
 KINDS = ("size", "encoding", "columns", "rank", "score", "duplicate", "rank-order", "unknown-query",
          "unknown-document", "empty")
@@ -81,12 +52,6 @@ def count_text(kind: str, count: int) -> str:
     """A problem count in words: ``1 encoding problem``, ``3 unknown query ids``, ``no line``."""
     one, several = _COUNTED[kind]
     return (one if count == 1 else several).format(n=count)
-
-
-
-def max_bytes() -> int:
-    """The run size bound (:func:`negplugins.io.inputs.max_run_bytes`)."""
-    return max_run_bytes()
 
 
 @dataclass
@@ -167,45 +132,6 @@ class ValidationReport:
         return f"{self.summary()}; not scored: {text}"
 
 
-# -- bounded reading ---------------------------------------------------------------------------------
-
-#: Reading stops after this many malformed lines (columns, encoding, rank, score): a file that is not
-#: a run is rejected without parsing all of it. Counts of the other kinds stay complete.
-MAX_MALFORMED = 1000
-
-
-class _TooManyMalformed(Exception):
-    pass
-
-
-def read_run_lines(path: Path, report: ValidationReport, data: bytes | None = None):
-    """Parse lines; yield ``(line, qid, docid, rank, score)`` for well-formed lines, reporting the rest.
-
-    The run is read by the one bounded reader of the suite (:func:`negplugins.io.trec.parse_run_lines`);
-    a bound passed or a broken gzip stream is reported (``size`` / ``encoding``) and stops reading. ``data``: the
-    file's content already read (:func:`~negplugins.io.run_columns.read_run_bytes`).
-    """
-    malformed = 0
-
-    def record(kind, number, message):
-        nonlocal malformed
-        malformed += 1
-        report.add(kind, number, message)
-        if malformed > MAX_MALFORMED:
-            report.stopped = f"reading stopped at line {number}, after {MAX_MALFORMED} malformed lines (not a run?)"
-            raise _TooManyMalformed
-
-    try:
-        for item in parse_run_lines(path, record, data=data):
-            report.lines += 1
-            yield item
-    except BoundedReadError as error:
-        report.add(error.kind, error.line, error.reason)
-    except _TooManyMalformed:
-        pass
-    report.lines += sum(report.counts.get(kind, 0) for kind in ("columns", "rank", "score"))
-
-
 # -- document id sets --------------------------------------------------------------------------------
 
 _EXACT_WIDTH = 24
@@ -270,14 +196,7 @@ class DocIdSet:
 
     @classmethod
     def load(cls, path: Path) -> "DocIdSet":
-        """Read a saved set.
-
-        Raises
-        ------
-        ValueError
-            The file is not a set saved by :meth:`save` (truncated, overwritten, other arrays), or its
-            keys are not sorted and unique.
-        """
+        """Read a saved set; ValueError when the file is not one :meth:`save` wrote or its keys are not sorted."""
         try:
             with np.load(path, allow_pickle=False) as data:
                 keys, hashed = data["keys"], data["hashed"]
@@ -315,40 +234,6 @@ def doc_id_set(dataset_id: str, dataset=None) -> DocIdSet:
 
 # -- validation --------------------------------------------------------------------------------------
 
-_DOC_BATCH = 1 << 16
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
-class _Lines:
-    """What validation keeps of each well-formed line: five numbers, in compact arrays.
-
-    Query ids are interned (``queries``: id -> index, in order of first appearance); a (query,
-    document) pair is kept as its 64-bit hash, and pairs whose hashes collide are compared exactly
-    on a second reading of the file (:func:`_confirm_duplicates`).
-    """
-
-    def __init__(self):
-        self.queries: dict[str, int] = {}
-        self.query = array("l")
-        self.rank = array("q")
-        self.score = array("d")
-        self.line = array("q")
-        self.pair = array("q")
-
-    def add(self, number: int, query_id: str, doc_id: str, rank: int, score: float) -> None:
-        index = self.queries.setdefault(query_id, len(self.queries))
-        self.query.append(index)
-        self.rank.append(rank)
-        self.score.append(score)
-        self.line.append(number)
-        self.pair.append(hash((query_id, doc_id)))
-
-    def arrays(self):
-        return (np.frombuffer(self.query, dtype=np.int64) if self.query.itemsize == 8
-                else np.asarray(self.query, dtype=np.int64),
-                np.frombuffer(self.rank, dtype=np.int64), np.frombuffer(self.score, dtype=np.float64),
-                np.frombuffer(self.line, dtype=np.int64), np.frombuffer(self.pair, dtype=np.int64))
-
 
 def _corpus_ids(dataset_id, dataset, run_path) -> DocIdSet:
     """:func:`doc_id_set`, a corpus that cannot be read being a UserError naming the run it was read for."""
@@ -361,210 +246,134 @@ def _corpus_ids(dataset_id, dataset, run_path) -> DocIdSet:
         raise UserError(f"cannot read the documents of {dataset_id} to validate {run_path} ({error})") from None
 
 
-class _DocumentCheck:
-    """Checks document ids against the corpus in batches while the run is read (no id kept after)."""
-
-    def __init__(self, dataset_id: str, dataset, run_path, report: ValidationReport):
-        self.dataset_id, self.dataset, self.run_path, self.report = dataset_id, dataset, run_path, report
-        self.id_set = None
-        self.pending: list[tuple[int, str]] = []
-
-    def add(self, number: int, doc_id: str) -> None:
-        self.pending.append((number, doc_id))
-        if len(self.pending) >= _DOC_BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        import time
-
-        if not self.pending:
-            return
-        start = time.perf_counter()
-        if self.id_set is None:
-            self.id_set = _corpus_ids(self.dataset_id, self.dataset, self.run_path)
-        found = self.id_set.contains([doc_id for _, doc_id in self.pending])
-        for (number, doc_id), ok in zip(self.pending, found.tolist()):
-            if not ok:
-                self.report.add("unknown-document", number,
-                                f"document id {doc_id!r} is not in the corpus of {self.dataset_id}")
-        self.pending = []
-        self.report.seconds_doc_check += time.perf_counter() - start
-
-
-def _confirm_duplicates(path: Path, lines: set[int], data: bytes | None = None) -> dict[int, tuple[int, str]]:
-    """Re-read the ``lines`` whose pair hashes collide; those repeating an earlier pair exactly.
-
-    Returns ``{line: (first line of the same pair, doc id)}``.
-    """
-    first: dict[tuple[str, str], int] = {}
-    confirmed: dict[int, tuple[int, str]] = {}
-    try:
-        for number, query_id, doc_id, _, _ in parse_run_lines(path, lambda *problem: None, data=data):
-            if number in lines:
-                earlier = first.setdefault((query_id, doc_id), number)
-                if earlier != number:
-                    confirmed[number] = (earlier, doc_id)
-    except BoundedReadError:  # the first reading stopped there too, and reported it
-        pass
-    return confirmed
-
-
 def validate_run(dataset_id: str, run_path: str | os.PathLike, *, dataset=None, check_documents: bool = True,
                  return_run: bool = False):
-    """Validate ``run_path`` for ``dataset_id``, reading the file once.
-
-    The file is read into memory once (:func:`~negplugins.io.run_columns.read_run_bytes`) and, where every line
-    has the plain form, parsed into columns and checked with array operations (:func:`_check_columns`). Only
-    where that finds a problem (or a line out of the plain form, or a bound passed) are the same bytes read line
-    by line (:func:`_validate_lines`), to name each problem with its line: the messages are those of the line
-    reader either way.
-
-    Returns the :class:`ValidationReport`; with ``return_run=True`` a pair ``(report, run)`` where
-    ``run`` is ``{query_id: {doc_id: score}}`` of the well-formed lines (a
-    :class:`~negplugins.io.run_columns.RunColumns` when the columns were read).
-
-    Raises
-    ------
-    UserError
-        Unknown dataset, or the run file is missing or not a regular file.
-    """
+    """The :class:`ValidationReport` of ``run_path`` for ``dataset_id``, with ``return_run`` and the
+    :class:`~negplugins.io.run_columns.RunColumns` of its well-formed lines; UserError for a run file missing or
+    not a regular file."""
     path = Path(run_path)
     dataset = dataset if dataset is not None else datasets.load(dataset_id)
     if not path.exists():
         raise UserError(f"{path}: run file not found")
     if not path.is_file():
         open_regular(path, "run file").close()  # raises, naming what the path is
-    data = read_run_bytes(path)
-    columns = parse_columns(data) if data is not None else None
-    if columns is not None:
-        report = ValidationReport(dataset=dataset_id, run=str(run_path))
-        if _check_columns(dataset_id, dataset, run_path, columns, report, check_documents):
-            return (report, columns) if return_run else report
-    return _validate_lines(dataset_id, dataset, path, run_path, data, check_documents, return_run)
-
-
-def _check_columns(dataset_id, dataset, run_path, columns: RunColumns, report: ValidationReport,
-                   check_documents: bool) -> bool:
-    """Every check of the line reader on a run's columns; True (and ``report`` filled) when none fails.
-
-    False as soon as one fails: the caller then reads the lines to name each problem.
-    """
-    import time
-
-    pairs = np.sort(columns.query * max(len(columns.doc_ids), 1) + columns.doc)
-    if np.any(pairs[1:] == pairs[:-1]):
-        return False  # duplicate
-    order = columns.rank_order()
-    query, rank, score = columns.query[order], columns.rank[order], columns.score[order]
-    same_query = query[1:] == query[:-1]
-    if np.any(same_query & ((rank[1:] == rank[:-1]) | (score[1:] > score[:-1]))):
-        return False  # rank-order
-    known_queries = [q.query_id for q in dataset.queries_iter()]
-    known = set(known_queries)
-    whole, outside, unknown = datasets.split_outside_subset(dataset_id, [q for q in columns.query_ids
-                                                                         if q not in known])
-    if unknown:
-        return False
-    if check_documents and dataset.has_docs():
-        start = time.perf_counter()
-        found = _corpus_ids(dataset_id, dataset, run_path).contains(columns.doc_ids.to_pylist())
-        report.seconds_doc_check = time.perf_counter() - start
-        if not found.all():
-            return False
-    report.lines, report.queries = columns.lines, len(columns.query_ids)
-    report.dataset_queries = len(known_queries)
-    report.whole_dataset, report.outside_subset = whole, outside
-    report.missing_queries = [q for q in known_queries if q not in columns]
-    return True
-
-
-def _validate_lines(dataset_id, dataset, path, run_path, data, check_documents, return_run):
-    """:func:`validate_run` line by line: each problem named with its line."""
     report = ValidationReport(dataset=dataset_id, run=str(run_path))
-    run: dict[str, dict[str, float]] | None = {} if return_run else None
-    kept = _Lines()
-    documents = _DocumentCheck(dataset_id, dataset, run_path, report) \
-        if check_documents and dataset.has_docs() else None
-    for number, query_id, doc_id, rank, score in read_run_lines(path, report, data):
-        if not _INT64[0] <= rank <= _INT64[1]:
-            report.add("rank", number, f"rank {rank} is out of range")
-            continue
-        if run is not None:
-            docs = run.setdefault(query_id, {})
-            if doc_id in docs:
-                report.add("duplicate", number, f"query {query_id!r} document {doc_id!r} appears more than once")
-                continue
-            docs[doc_id] = score
-        kept.add(number, query_id, doc_id, rank, score)
-        if documents is not None:
-            documents.add(number, doc_id)
-    if documents is not None:
-        documents.flush()
-    report.queries = len(kept.queries)
+    columns, lines = _read(path, report)
+    repeated = _check_duplicates(columns, lines, report, first_at=not return_run)
+    _check_rank_order(columns, ~repeated, lines, report)
+    _check_queries(dataset_id, dataset, columns, lines, report)
+    if check_documents and dataset.has_docs() and columns.lines:
+        _check_documents(dataset_id, dataset, run_path, columns, repeated if return_run else None, lines, report)
+    return (report, columns) if return_run else report
+
+
+def _read(path: Path, report: ValidationReport):
+    """The run's columns, and a function giving the line number of each row; reading problems go to ``report``."""
+    data, stopped = read_run_bytes(path)
+    malformed = out_of_range = 0
+
+    def record(kind, number, message, counts=True):
+        nonlocal malformed, out_of_range
+        report.add(kind, number, message)
+        if not counts:
+            out_of_range += 1
+            return False
+        malformed += 1
+        if malformed > MAX_MALFORMED:
+            report.stopped = f"reading stopped at line {number}, after {MAX_MALFORMED} malformed lines (not a run?)"
+        return malformed > MAX_MALFORMED
+
+    columns = parse_columns(data)
+    if columns is None:
+        columns = parse_lines(data, record)
+    if stopped is not None and not report.stopped:
+        report.add(stopped.kind, stopped.line, stopped.reason)
+    report.lines = columns.lines + out_of_range + sum(report.counts.get(k, 0) for k in ("columns", "rank", "score"))
+    report.queries = len(columns.query_ids)
     if report.lines == 0 and not report.counts.get("size") and not report.counts.get("encoding"):
         report.add("empty", 0, "the run holds no line")
+    known: list = []
 
-    query, rank, score, line, pair = kept.arrays()
-    keep = np.ones(len(line), dtype=bool)
-    if run is None and len(pair):
-        keep = _mark_duplicates(path, query, pair, line, kept, report, data)
-    _check_rank_order(query[keep], rank[keep], score[keep], line[keep], list(kept.queries), report)
+    def lines() -> np.ndarray:
+        if not known:
+            known.append(columns.line if columns.line is not None else row_lines(data))
+        return known[0]
 
-    known_queries = [q.query_id for q in dataset.queries_iter()]
-    report.dataset_queries = len(known_queries)
-    known = set(known_queries)
-    if len(line):
-        first_lines = np.full(len(kept.queries), np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(first_lines, query, line)
-        report.whole_dataset, report.outside_subset, unknown = datasets.split_outside_subset(
-            dataset_id, [q for q in kept.queries if q not in known])
-        for query_id in unknown:
-            report.add("unknown-query", int(first_lines[kept.queries[query_id]]),
-                       f"query id {query_id!r} is not a query of {dataset_id}")
-    report.missing_queries = [q for q in known_queries if q not in kept.queries]
-    if return_run:
-        return report, run
-    return report
+    return columns, lines
 
 
-def _mark_duplicates(path, query, pair, line, kept, report, data=None) -> np.ndarray:
-    """Report repeated (query, document) pairs; returns the mask of lines that are not repeats."""
-    keep = np.ones(len(line), dtype=bool)
-    ordered = np.sort(pair)
-    colliding = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    if not len(colliding):
-        return keep
-    in_group = np.isin(pair, colliding)
-    confirmed = _confirm_duplicates(Path(path), set(line[in_group].tolist()), data)
-    names = list(kept.queries)
-    position = {int(n): i for i, n in zip(np.flatnonzero(in_group), line[in_group])}
-    for number in sorted(confirmed):
-        i = position[number]
-        keep[i] = False
-        earlier, doc_id = confirmed[number]
-        report.add("duplicate", number, f"query {names[query[i]]!r} document {doc_id!r} appears more than once "
-                                        f"(first at line {earlier})")
-    return keep
+def _check_duplicates(columns: RunColumns, lines, report: ValidationReport, first_at: bool) -> np.ndarray:
+    """Report each row repeating an earlier (query, document) pair; the mask of those rows."""
+    key = columns.query * max(len(columns.doc_ids), 1) + columns.doc
+    repeated = np.zeros(len(key), dtype=bool)
+    ordered = np.sort(key)
+    if not np.any(ordered[1:] == ordered[:-1]):
+        return repeated
+    order = np.argsort(key, kind="stable")
+    same = np.r_[False, key[order][1:] == key[order][:-1]]
+    repeated[order[same]] = True
+    first = np.empty(len(key), dtype=np.int64)
+    first[order] = order[np.maximum.accumulate(np.where(same, 0, np.arange(len(key))))]
+    rows = np.flatnonzero(repeated)
+    docs = columns.doc_ids.take(columns.doc[rows]).to_pylist()
+    for row, doc_id in zip(rows.tolist(), docs):
+        where = f" (first at line {lines()[first[row]]})" if first_at else ""
+        report.add("duplicate", int(lines()[row]), f"query {columns.query_ids[columns.query[row]]!r} document "
+                                                   f"{doc_id!r} appears more than once{where}")
+    return repeated
 
 
-def _check_rank_order(query, rank, score, line, names, report) -> None:
+def _check_rank_order(columns: RunColumns, keep: np.ndarray, lines, report: ValidationReport) -> None:
     """Within a query, in rank order: a rank repeated, or a larger rank with a strictly higher score."""
-    if len(line) < 2:
-        return
-    order = np.lexsort((line, rank, query))
-    query, rank, score, line = query[order], rank[order], score[order], line[order]
+    if keep.all():
+        order = columns.rank_order()
+    else:
+        rows = np.flatnonzero(keep)
+        order = rows[np.lexsort((rows, columns.rank[rows], columns.query[rows]))]
+    query, rank, score = columns.query[order], columns.rank[order], columns.score[order]
     same_query = query[1:] == query[:-1]
     repeat = same_query & (rank[1:] == rank[:-1])
     higher = same_query & ~repeat & (score[1:] > score[:-1])
     for i in np.flatnonzero(repeat | higher):
-        query_id, current = names[query[i + 1]], i + 1
+        query_id, line, earlier = columns.query_ids[query[i + 1]], lines()[order[i + 1]], lines()[order[i]]
         if repeat[i]:
-            report.add("rank-order", int(line[current]), f"query {query_id!r}: rank {rank[current]} repeats the rank "
-                                                         f"of line {line[i]}")
+            report.add("rank-order", int(line), f"query {query_id!r}: rank {rank[i + 1]} repeats the rank of line "
+                                                f"{earlier}")
         else:
-            report.add("rank-order", int(line[current]), f"query {query_id!r}: rank {rank[current]} has score "
-                                                         f"{score[current]:g}, higher than rank {rank[i]} (score "
-                                                         f"{score[i]:g}, line {line[i]})")
+            report.add("rank-order", int(line), f"query {query_id!r}: rank {rank[i + 1]} has score "
+                                                f"{score[i + 1]:g}, higher than rank {rank[i]} (score "
+                                                f"{score[i]:g}, line {earlier})")
+
+
+def _check_queries(dataset_id: str, dataset, columns: RunColumns, lines, report: ValidationReport) -> None:
+    """Unknown query ids (at the first line of each), dataset queries without a result, queries outside a subset."""
+    known_queries = [q.query_id for q in dataset.queries_iter()]
+    report.dataset_queries = len(known_queries)
+    known = set(known_queries)
+    if columns.lines:
+        report.whole_dataset, report.outside_subset, unknown = datasets.split_outside_subset(
+            dataset_id, [q for q in columns.query_ids if q not in known])
+        if unknown:
+            _, first_rows = np.unique(columns.query, return_index=True)
+            index = {query_id: i for i, query_id in enumerate(columns.query_ids)}
+            for query_id in unknown:
+                report.add("unknown-query", int(lines()[first_rows[index[query_id]]]),
+                           f"query id {query_id!r} is not a query of {dataset_id}")
+    report.missing_queries = [q for q in known_queries if q not in columns]
+
+
+def _check_documents(dataset_id, dataset, run_path, columns: RunColumns, skip, lines, report) -> None:
+    """Document ids absent from the corpus, at each of their rows (but those of ``skip``)."""
+    import time
+
+    start = time.perf_counter()
+    found = _corpus_ids(dataset_id, dataset, run_path).contains(columns.doc_ids.to_pylist())
+    unknown = ~found[columns.doc] if skip is None else ~found[columns.doc] & ~skip
+    rows = np.flatnonzero(unknown)
+    for row, doc_id in zip(rows.tolist(), columns.doc_ids.take(columns.doc[rows]).to_pylist()):
+        report.add("unknown-document", int(lines()[row]),
+                   f"document id {doc_id!r} is not in the corpus of {dataset_id}")
+    report.seconds_doc_check = time.perf_counter() - start
 
 
 def report_json(report: ValidationReport) -> str:

@@ -1,16 +1,6 @@
-"""What a command reads, and the one rule that keeps every output off it.
-
-``--force`` replaces a previous output of the suite, never an input. :func:`check_not_input` refuses, in one
-line, an output that is one of its command's inputs or lies inside one, and a folder output that holds one
-(replacing the folder would delete it). A command's inputs are:
-
-- those its code passes (``inputs=``): the run it reranks, the index it searches;
-- those declared for the whole command with :func:`reading`. The command line declares, for every command,
-  the datasets' files (:func:`dataset_files`: the mirror and the ir_datasets cache) and the paths given to
-  the options the command reads (``set_defaults(reads=options_read("run", "index"))``, :func:`command_inputs`).
-
-:func:`negplugins.io.files.check_file_output` and :func:`~negplugins.io.files.check_folder_output` apply the
-rule, so every write path of the suite does: runs, reports, topic files, indexes, result folders.
+"""What a command reads, and the one rule that keeps every output off it (``--force`` replaces a previous output,
+never an input): the inputs its code passes, and those declared for the whole command with :func:`reading` (the
+datasets' files and the paths of the options it reads).
 """
 
 from __future__ import annotations
@@ -23,7 +13,7 @@ from typing import Callable, Iterable, NamedTuple
 
 from ..errors import OutputError
 
-__all__ = ["Source", "SUITE_CACHE", "reading", "declared_inputs", "dataset_files", "options_read", "command_inputs",
+__all__ = ["Source", "SUITE_CACHE", "reading", "dataset_files", "options_read", "command_inputs",
            "check_not_input", "same_file", "inside"]
 
 #: The suite's own caches in the ir_datasets home (document id sets): written by the suite, no dataset's file.
@@ -57,11 +47,6 @@ def reading(*sources):
         yield
     finally:
         _DECLARED.reset(token)
-
-
-def declared_inputs() -> tuple[Source, ...]:
-    """What the running command declared it reads (:func:`reading`)."""
-    return _DECLARED.get()
 
 
 def dataset_files() -> list[Source]:
@@ -133,13 +118,7 @@ def _conflict(path: Path, source: Source, folder: bool) -> str | None:
 
 def check_not_input(path: str | os.PathLike, inputs: Iterable = (), *, folder: bool = False) -> None:
     """Refuse the output ``path`` when it is, or is inside, one of ``inputs`` or of the declared inputs
-    (:func:`reading`); a ``folder`` output also when it holds one.
-
-    Raises
-    ------
-    OutputError
-        One line naming the output, the input and what to do.
-    """
+    (:func:`reading`); a ``folder`` output also when it holds one."""
     path = Path(path)
     for source in [*(_source(s) for s in inputs if s is not None), *_DECLARED.get()]:
         problem = _conflict(path, source, folder)

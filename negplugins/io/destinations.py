@@ -1,16 +1,6 @@
-"""Checks of an output's place, made before any work: can the suite write there at all?
-
-An output that cannot be written was reported only when the command wrote it, after the work (54 s of
-searching ComLQ), as an internal error naming a hidden temporary file. :func:`check_destination` refuses
-it first, in one line naming the user's path:
-
-- a path under ``/proc`` or ``/sys`` (kernel file systems, which hold no files of the user's);
-- a symbolic link loop, or a part of the path that is a file where a folder is needed;
-- a nearest existing folder where the suite may not create files: no permission, a read-only file
-  system, an immutable folder (``os.access``, which answers for ``root`` too where the file system
-  refuses it: read-only, immutable);
-- a name too long for the file system, counting the hidden temporary name the suite writes beside it
-  (``.<name>.old-XXXXXXXX.partial``: :data:`HIDDEN_NAME_EXTRA` more bytes), or a whole path too long.
+"""Checks of an output's place, made before any work: can the suite write there at all? Refused in one line: a
+path under ``/proc`` or ``/sys``, a link loop, a file where a folder is needed, a folder it may not write, a name
+too long (counting the hidden temporary name beside it).
 """
 
 from __future__ import annotations
@@ -35,15 +25,8 @@ def _refuse(path, what: str, todo: str = "write the output elsewhere") -> Output
 
 
 def check_destination(path: str | os.PathLike) -> None:
-    """Refuse an output (file or folder) that cannot be written where it is, before any work.
-
-    A character device that exists (``/dev/null``) is written through: only its write permission counts.
-
-    Raises
-    ------
-    OutputError
-        One line naming ``path``, what stands in the way and what to do.
-    """
+    """Refuse an output (file or folder) that cannot be written where it is; of an existing character device
+    (``/dev/null``), written through, only the write permission counts."""
     path = Path(path)
     try:
         os.stat(path)

@@ -1,25 +1,6 @@
-"""The one write path of the suite: files and folders that never destroy what the suite did not create.
-
-Every command writes through :func:`atomic_writer` (files) or :func:`atomic_directory` (folders):
-
-- Nothing half-written is left at the destination: the output is written beside it and renamed into
-  place only when complete.
-- A file output is never a folder, a FIFO, a socket or a block device, and never one of the command's
-  inputs nor inside one (compared with ``os.path.samefile``, so through symbolic and hard links; the inputs
-  are those passed and those the command declared: :mod:`negplugins.io.command_inputs`).
-  A character device (``/dev/null``, ``/dev/stdout``) is written through, never replaced. A symbolic
-  link is followed: its target is replaced, the link stays.
-- A folder output is replaced only when it is empty or recognisably the suite's own output: it holds
-  :data:`MARKER`, which lists every file the suite wrote into it, and nothing else (indexes built
-  before the marker existed are recognised by their manifest). Never the current directory or one
-  of its parents, the home folder, ``/``, a repository root (a folder holding ``.git``), a folder
-  holding contributed runs, any folder holding files the suite did not write, nor a folder that is, is inside
-  or holds one of the command's inputs.
-- Two commands writing the same folder take turns: each holds an exclusive ``fcntl.flock`` on a lock
-  file beside the destination (``.<name>.lock``, removed when released); the second waits, with a
-  message, up to ``NEGPLUGINS_LOCK_TIMEOUT`` seconds (default: no limit) and then refuses. Leftovers
-  of interrupted builds (``.<name>.*.partial``) are removed only by a build holding that lock, so a
-  concurrent build's work is never deleted.
+"""The one write path of the suite: files and folders written beside their destination and renamed into place
+whole, never onto an input, a special file or a folder the suite did not write (its :data:`MARKER` lists what it
+wrote), one command at a time per destination. The rules: docs/workflow.md, "Output safety".
 """
 
 from __future__ import annotations
@@ -38,18 +19,17 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..environment import nearest_existing
 from ..errors import OutputError, UserError
-from .command_inputs import check_not_input, same_file
+from .command_inputs import check_not_input
 from .destinations import check_destination
 from .interrupts import check_not_stopping, deferred_signals
 
-__all__ = ["MARKER", "OutputError", "atomic_writer", "written_together", "pending_file", "atomic_directory",
-           "scratch_directory", "output_lock", "check_file_output", "check_folder_output", "check_free_space", "write_marker", "same_file"]
+__all__ = ["MARKER", "atomic_writer", "written_together", "pending_file", "atomic_directory", "scratch_directory",
+           "output_lock", "check_file_output", "check_folder_output", "check_free_space", "write_marker"]
 
 #: File written into every folder the suite creates: ``{"written_by": "negplugins", "files": [...]}``.
 MARKER = "negplugins-output.json"
-#: Manifests of folders the suite wrote before :data:`MARKER` existed (Lucene and faiss indexes, shards).
-LEGACY_MANIFESTS = ("negplugins-index.json", "negplugins-shard.json")
 _RUN_ENDINGS = (".trec", ".trec.gz", ".meta.json")
 #: Largest :data:`MARKER` read (it lists file names: 64 MiB is about half a million of them).
 MAX_MARKER_BYTES = 64 * 1024 * 1024
@@ -62,16 +42,8 @@ def _umask() -> int:
 
 
 def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
-    """Refuse a step that writes about ``needed`` bytes into ``folder`` when its disk has less free space.
-
-    :func:`ir_datasets_ext.disk.check_free_space` (skipped when ``IR_DATASETS_SKIP_DISK_FREE=true``), as a
-    user error.
-
-    Raises
-    ------
-    OutputError
-        One line naming the folder, the step, the space needed and the space available.
-    """
+    """Refuse a step that writes about ``needed`` bytes into ``folder`` when its disk has less free space
+    (:func:`ir_datasets_ext.disk.check_free_space`, as an OutputError)."""
     from ir_datasets_ext.disk import DiskSpaceError
     from ir_datasets_ext.disk import check_free_space as check
 
@@ -91,13 +63,7 @@ def _kind(mode: int) -> str | None:
 
 def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
     """Refuse a file output that is a folder, FIFO, socket or block device, or is (or is inside) one of ``inputs``
-    or of the inputs the command declared (:func:`negplugins.io.command_inputs.check_not_input`).
-
-    Raises
-    ------
-    OutputError
-        With one line naming the output and what was expected.
-    """
+    or of the command's declared inputs."""
     path = Path(path)
     check_destination(path)
     try:
@@ -110,25 +76,39 @@ def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
 
 
 @contextlib.contextmanager
+def _beside(path: Path, folder: bool = False, label: str = ""):
+    """A new temporary file or folder beside ``path`` (``.<name>.<label>*``), removed when the block ends unless
+    :func:`_commit` renamed it into place."""
+    tmp = None
+    try:
+        with deferred_signals():  # it exists only once ``tmp`` names it, for the removal below
+            if folder:
+                tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{label}", suffix=".partial", dir=path.parent))
+            else:
+                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+                os.close(fd)
+                tmp = Path(name)
+        yield tmp
+    finally:
+        with deferred_signals():
+            if tmp is not None:
+                _remove(tmp)
+
+
+def _commit(step: Callable) -> None:
+    """Run ``step(pending)``, the renames that put outputs in place, whole with SIGINT and SIGTERM held back; not at
+    all once a signal is stopping the command (its exception may have been lost on the way)."""
+    check_not_stopping()
+    with deferred_signals() as pending:
+        if not pending:
+            step(pending)
+
+
+@contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8", *,
                   inputs: Iterable = ()):
-    """Open a temporary file beside ``path``; rename it to ``path`` only if the block succeeds.
-
-    Parameters
-    ----------
-    path : path
-        The destination. A character device is written through; a symbolic link is followed.
-    mode : str
-        ``"w"`` or ``"wb"``.
-    encoding : str, optional
-        Text encoding (ignored in binary mode).
-    inputs : iterable of paths
-        The command's inputs; the destination may be none of them.
-
-    Raises
-    ------
-    OutputError
-        The destination is a folder, FIFO, socket, block device, or one of ``inputs``.
+    """Open a temporary file beside ``path`` (``mode`` ``"w"`` or ``"wb"``); rename it to ``path`` only if the block
+    succeeds. A character device is written through, a symbolic link followed; ``path`` may be none of ``inputs``.
     """
     path = Path(path)
     check_file_output(path, inputs)
@@ -141,64 +121,46 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
     if path.is_symlink():
         path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp, group = None, _GROUP.get()
-    try:
-        with deferred_signals():  # the temporary file exists only once ``tmp`` names it, for the cleanup below
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, mode, **text) as f:
+    group = _GROUP.get()
+    with contextlib.ExitStack() as own:
+        tmp = (own if group is None else group.stack).enter_context(_beside(path))
+        with open(tmp, mode, **text) as f:
             yield f
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
-        if group is not None:  # renamed with the others at the end of written_together()
-            group.append((Path(tmp), path))
-            tmp = None
-            return
-        check_not_stopping()  # a signal whose exception was lost on the way leaves the previous file too
-        with deferred_signals() as pending:
-            if not pending:  # a signal that came just before leaves the previous file
-                os.replace(tmp, path)
-    finally:
-        with deferred_signals():
-            if tmp is not None and os.path.lexists(tmp):
-                os.unlink(tmp)
+        if group is None:
+            _commit(lambda pending: os.replace(tmp, path))
+        else:  # renamed with the others at the end of written_together()
+            group.moves.append((tmp, path))
 
 
-_GROUP: contextvars.ContextVar[list | None] = contextvars.ContextVar("negplugins_written_together", default=None)
+class _Group:
+    def __init__(self):
+        self.stack = contextlib.ExitStack()
+        self.moves: list[tuple[Path, Path]] = []
+
+
+_GROUP: contextvars.ContextVar[_Group | None] = contextvars.ContextVar("negplugins_written_together", default=None)
 
 
 @contextlib.contextmanager
 def written_together():
-    """Files written with :func:`atomic_writer` in the block appear together when it ends (a run and its sidecar).
-
-    Each is written to its temporary file as usual; none is renamed into place until the block ends, and
-    then all are, with SIGINT and SIGTERM held back, so that an interrupted command never leaves a new run
-    beside the sidecar of the previous one. If the block fails, or a signal came just before the end, none
-    appears and every previous file is left as it was. Read what was written so far with
-    :func:`pending_file`.
-    """
-    group: list[tuple[Path, Path]] = []
+    """Files written with :func:`atomic_writer` in the block appear together when it ends (a run and its sidecar),
+    or none does; :func:`pending_file` reads what was written so far."""
+    group = _Group()
     token = _GROUP.set(group)
-    try:
-        yield
-        _GROUP.reset(token)
-        token = None
-        check_not_stopping()
-        with deferred_signals() as pending:
-            if not pending:
-                for tmp, path in group:
-                    os.replace(tmp, path)
-    finally:
-        if token is not None:
+    with group.stack:
+        try:
+            yield
+        finally:
             _GROUP.reset(token)
-        with deferred_signals():
-            for tmp, _ in group:
-                if os.path.lexists(tmp):
-                    os.unlink(tmp)
+        _commit(lambda pending: [os.replace(tmp, path) for tmp, path in group.moves])
 
 
 def pending_file(path: str | os.PathLike) -> Path:
     """The file that holds what was last written to ``path`` in :func:`written_together`'s block, else ``path``."""
     where = _where(path)
-    for tmp, destination in reversed(_GROUP.get() or []):
+    group = _GROUP.get()
+    for tmp, destination in reversed(group.moves if group is not None else []):
         if _where(destination) == where:
             return tmp
     return Path(path)
@@ -228,12 +190,8 @@ def write_marker(folder: str | os.PathLike) -> Path:
 
 
 def _read_marker(folder: Path) -> tuple[dict | None, str | None]:
-    """``(record, None)`` for ``folder``'s :data:`MARKER`; ``(None, why)`` when the suite could not have written it.
-
-    Read with the bounded parser (:func:`negplugins.io.jsonfile.read_json`): a marker nested 100,000
-    deep, too large, with duplicate keys or not JSON is not the suite's, never a ``RecursionError``.
-    ``(None, None)``: there is no marker.
-    """
+    """``(record, None)`` for ``folder``'s :data:`MARKER`, ``(None, why)`` when the suite could not have written it
+    (read within bounds), ``(None, None)`` when there is none."""
     from .jsonfile import read_json
 
     if not (folder / MARKER).is_file():
@@ -248,55 +206,17 @@ def _read_marker(folder: Path) -> tuple[dict | None, str | None]:
     return record, None
 
 
-def _owned(folder: Path, legacy: Callable[[Path], bool] | None) -> bool:
+def _owned(folder: Path) -> bool:
     record, _ = _read_marker(folder)
-    if record is not None:
-        present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
-        return present - {MARKER} <= set(record["files"])
-    if any(_legacy_manifest(folder / name) for name in LEGACY_MANIFESTS):
-        return True
-    return legacy is not None and legacy(folder)
-
-
-def _legacy_manifest(path: Path) -> bool:
-    """Whether ``path`` is an index or shard manifest the suite could have written (a JSON object, bounded read)."""
-    from .jsonfile import read_json
-
-    if not path.is_file():
+    if record is None:
         return False
-    try:
-        return isinstance(read_json(path, what="index manifest", max_bytes=MAX_MARKER_BYTES), dict)
-    except UserError:
-        return False
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
+    return present - {MARKER} <= set(record["files"])
 
 
-def _nearest_existing(path: Path) -> Path | None:
-    """``path`` or its nearest ancestor that exists (``None`` if none can be seen)."""
-    for candidate in [path, *path.parents]:
-        if os.path.lexists(candidate):
-            return candidate
-    return None
-
-
-def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] | None = None,
-                        inputs: Iterable = ()) -> None:
-    """Refuse a folder output that the suite may not replace (see the module's description).
-
-    Parameters
-    ----------
-    path : path
-        The folder to create or replace.
-    legacy : callable, optional
-        ``legacy(folder) -> bool``: also recognise an older output of the calling command (one written
-        before :data:`MARKER` existed).
-    inputs : iterable of paths
-        What the command reads besides its declared inputs; the folder may not be, be inside or hold one.
-
-    Raises
-    ------
-    OutputError
-        With one line naming the folder and why it is not replaced.
-    """
+def check_folder_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
+    """Refuse a folder output that the suite may not replace (see the module's description); the folder may not
+    be, be inside or hold one of ``inputs`` (besides the command's declared inputs)."""
     path = Path(path)
     check_destination(path)
     resolved = path.resolve()
@@ -308,7 +228,7 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
     if resolved == Path.home().resolve() or resolved == Path(resolved.anchor):
         raise OutputError(f"{path}: is the home folder or the file system root; give a new folder as the output")
     if not path.exists():
-        above = _nearest_existing(path.parent)
+        above = nearest_existing(path.parent)
         if above is not None and not above.is_dir():
             raise OutputError(f"{path}: cannot be created, {above} is not a folder")
         check_not_input(path, inputs, folder=True)
@@ -317,7 +237,7 @@ def check_folder_output(path: str | os.PathLike, legacy: Callable[[Path], bool] 
         raise OutputError(f"{path}: exists and is not a folder")
     if (path / ".git").exists():
         raise OutputError(f"{path}: is a repository root (holds .git); give a new folder as the output")
-    if not any(path.iterdir()) or _owned(path, legacy):
+    if not any(path.iterdir()) or _owned(path):
         check_not_input(path, inputs, folder=True)  # (any other folder is refused below)
         return
     runs = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.name.endswith(_RUN_ENDINGS))
@@ -351,16 +271,8 @@ def _lock_timeout() -> float | None:
 
 @contextlib.contextmanager
 def output_lock(path: str | os.PathLike):
-    """Hold an exclusive lock on ``path`` (a file or folder about to be written) for the block.
-
-    The lock is ``fcntl.flock`` on ``.<name>.lock`` beside ``path``; the file is removed when the lock
-    is released (a waiting process notices and locks the new file). Re-entrant within a process.
-
-    Raises
-    ------
-    OutputError
-        Another process held the lock longer than ``NEGPLUGINS_LOCK_TIMEOUT`` seconds.
-    """
+    """Hold an exclusive ``flock`` on ``.<name>.lock`` beside ``path`` for the block (re-entrant); the file is
+    removed on release. OutputError once another process held it over ``NEGPLUGINS_LOCK_TIMEOUT`` seconds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.parent / f".{path.name}.lock"
@@ -434,12 +346,8 @@ def _close(fd: int) -> int:
 
 
 def _remove_stale_partials(path: Path) -> None:
-    """Clean up after killed builds of ``path``; only called while holding ``path``'s lock.
-
-    ``.<name>.*.partial`` leftovers are removed, except a previous output that a build killed outright
-    (SIGKILL, a power cut) had moved aside (``.<name>.old-*.partial/<name>``) and not yet replaced: when
-    ``path`` is missing, that output is put back first.
-    """
+    """Remove the ``.<name>.*.partial`` leftovers of killed builds of ``path`` (holding its lock), first putting
+    back a previous output a killed swap had moved aside, when ``path`` is missing."""
     for stale in sorted(path.parent.glob(f".{glob_escape(path.name)}.old-*.partial")):
         aside = stale / path.name
         if stale.is_dir() and not stale.is_symlink() and os.path.lexists(aside) and not os.path.lexists(path):
@@ -464,101 +372,56 @@ def glob_escape(name: str) -> str:
 
 @contextlib.contextmanager
 def scratch_directory(path: str | os.PathLike, label: str = "scratch"):
-    """A temporary folder beside ``path`` (``.<name>.<label>-*.partial``), removed when the block ends.
-
-    It is not in the system's temporary folder, so a build killed outright (SIGKILL) leaves it where the
-    next build of ``path`` removes it. Use it while holding :func:`output_lock` on ``path``.
-    """
+    """A temporary folder beside ``path`` (``.<name>.<label>-*.partial``, which the next build removes after a
+    kill), removed when the block ends; for use under :func:`output_lock` on ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = None
-    try:
-        with deferred_signals():
-            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{label}-", suffix=".partial", dir=path.parent))
+    with _beside(path, folder=True, label=f"{label}-") as tmp:
         yield tmp
-    finally:
-        with deferred_signals():
-            if tmp is not None:
-                _remove(tmp)
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike, *, legacy: Callable[[Path], bool] | None = None, inputs: Iterable = ()):
-    """Yield a temporary directory beside ``path``; it becomes ``path`` only if the block succeeds.
-
-    An existing ``path`` is replaced only if :func:`check_folder_output` allows it (checked before the
-    block and again before the swap). :data:`MARKER` is written into the new folder, listing its files.
-    The build holds :func:`output_lock` on ``path``; leftovers of interrupted builds
-    (``.<name>.*.partial``) are never read, and are removed by the next build.
-
-    The swap is all or nothing, whatever stops the command: the previous folder is moved aside, the new
-    one renamed into place, and the previous one removed, with SIGINT and SIGTERM held back
-    (:func:`negplugins.io.interrupts.deferred_signals`). A signal that came before the new folder was in
-    place, or an error at any step, puts the previous folder back (and removes the new one), so the
-    command exits 130 (143) with ``path`` exactly as it was; a signal that came after the new folder was in
-    place (while the previous one was being removed) is delivered once the removal is done.
-
-    Parameters
-    ----------
-    path : path
-        The folder to create or replace.
-    legacy, inputs : optional
-        Passed to :func:`check_folder_output`.
-    """
+def atomic_directory(path: str | os.PathLike, *, inputs: Iterable = ()):
+    """Yield a temporary folder beside ``path``; it becomes ``path``, with :data:`MARKER`, only if the block
+    succeeds. ``path`` is checked (:func:`check_folder_output`) before and at the swap, locked meanwhile; a signal
+    or an error before the new folder is in place leaves ``path`` as it was."""
     path = Path(path)
     inputs = [source for source in inputs if source is not None]
-    check_folder_output(path, legacy, inputs)
+    check_folder_output(path, inputs)
     with output_lock(path):
         _remove_stale_partials(path)
-        tmp = None
-        try:
-            with deferred_signals():
-                tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        with _beside(path, folder=True) as tmp:
             yield tmp
             write_marker(tmp)
             os.chmod(tmp, 0o777 & ~_umask())
-            _swap(tmp, path, legacy)
-        finally:
-            with deferred_signals():
-                if tmp is not None:
-                    _remove(tmp)
+            _commit(lambda pending: _swap(tmp, path, pending))
 
 
-def _swap(new: Path, path: Path, legacy: Callable[[Path], bool] | None) -> None:
-    """Put the folder ``new`` at ``path``, the previous ``path`` removed; on any failure or signal, undo."""
-    check_not_stopping()
-    with deferred_signals() as pending:
-        aside = None
-        committed = False
-        try:
-            if pending:  # a signal came just before: the previous folder stays, untouched
-                return
-            if os.path.lexists(path):
-                check_folder_output(path, legacy)
-                aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", suffix=".partial", dir=path.parent))
-                os.replace(path, aside / path.name)
-            os.replace(new, path)
-            committed = not pending  # the point of no return: a signal before it undoes the swap
-            if not committed:
-                _undo_swap(new, path, aside)
-        except BaseException as error:
-            _undo_swap(new, path, aside, error)
-            raise
-        finally:
-            if aside is not None and (committed or not os.path.lexists(aside / path.name)):
-                _remove(aside)
+def _swap(new: Path, path: Path, pending) -> None:
+    """Put the folder ``new`` at ``path``, the previous ``path`` moved aside and removed; on any failure, or a
+    signal before the new folder is in place, undo."""
+    aside = None
+    committed = False
+    try:
+        if os.path.lexists(path):
+            check_folder_output(path)
+            aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", suffix=".partial", dir=path.parent))
+            os.replace(path, aside / path.name)
+        os.replace(new, path)
+        committed = not pending  # the point of no return: a signal before it undoes the swap
+        if not committed:
+            _undo_swap(new, path, aside)
+    except BaseException as error:
+        _undo_swap(new, path, aside, error)
+        raise
+    finally:
+        if aside is not None and (committed or not os.path.lexists(aside / path.name)):
+            _remove(aside)
 
 
 def _undo_swap(new: Path, path: Path, aside: Path | None, error: BaseException | None = None) -> None:
-    """Put the previous folder (in ``aside``) back at ``path`` and the new one back at ``new``.
-
-    What moved is read off the file system, so this is right whichever step the swap stopped at.
-
-    Raises
-    ------
-    OutputError
-        The previous folder could not be put back (it stays in ``aside``, where the next build restores it).
-    """
+    """Put the previous folder (in ``aside``) back at ``path`` and the new one back at ``new``, reading what moved
+    off the file system; OutputError if the previous one stays in ``aside`` (the next build restores it)."""
     moved_aside = aside is not None and os.path.lexists(aside / path.name)
     try:
         if not os.path.lexists(new) and os.path.lexists(path):  # the new folder is at ``path``

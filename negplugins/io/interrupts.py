@@ -1,17 +1,8 @@
-"""Steps that SIGINT and SIGTERM may not cut in two: the swap of an output into place and the cleanups.
+"""SIGINT and SIGTERM around the steps they may not cut in two (an output swapped into place, a cleanup).
 
-Ctrl-C raises ``KeyboardInterrupt`` wherever the main thread happens to be, and the command line turns SIGTERM
-into an exception the same way (:class:`Terminated`). Most of a command may stop anywhere: its
-outputs are written beside their destination and its ``finally`` blocks remove them. But a few steps must
-run whole or not at all: moving a previous output aside and the new one into its place, or removing a
-temporary file in a ``finally`` block (an exception raised inside that block, before the removal, leaves the
-file behind). :func:`deferred_signals` holds SIGINT and SIGTERM back while such a step runs and delivers
-them, to the handler they had, as soon as it ends.
-
-The exception a signal raises may not survive: third-party code running when it lands can swallow it (pyarrow
-imports pandas lazily, and loses an exception raised inside that import). So the command line's handlers also
-record the signal in a plain flag (:func:`note_stop_signal`), and every point that puts an output in place asks
-:func:`check_not_stopping` first: once a signal has come, nothing more is written, whatever became of its exception.
+:func:`deferred_signals` holds them back while such a step runs; the command line also records a signal in a plain
+flag (:func:`note_stop_signal`), and :func:`check_not_stopping` stops every write after it even when a library
+swallowed its exception (pyarrow's lazy import of pandas does).
 """
 
 from __future__ import annotations
@@ -42,8 +33,7 @@ class Terminated(BaseException):
 
 
 def note_stop_signal(signum: int) -> None:
-    """Record that ``signum`` is stopping the running command (the first one recorded stays). Safe in a signal
-    handler: it takes no lock and imports nothing."""
+    """Record that ``signum`` is stopping the running command (the first one stays); safe in a signal handler."""
     global _stop_signal
     if not _stop_signal:
         _stop_signal = signum
@@ -61,16 +51,8 @@ def clear_stop_signal() -> None:
 
 
 def check_not_stopping() -> None:
-    """Raise the recorded signal's exception again, if a signal is stopping the command: called before an output is
-    put in place, so that a signal whose exception third-party code swallowed still writes nothing.
-
-    Raises
-    ------
-    KeyboardInterrupt
-        SIGINT came.
-    Terminated
-        SIGTERM came.
-    """
+    """Raise again the exception of the signal stopping the command (KeyboardInterrupt, Terminated), if one is:
+    called before an output is put in place."""
     if _stop_signal == signal.SIGTERM:
         raise Terminated()
     if _stop_signal:
@@ -78,16 +60,13 @@ def check_not_stopping() -> None:
 
 
 def signal_ends_process() -> None:
-    """Say that a signal is ending this process: the ``negplugins`` program calls it when SIGINT or SIGTERM
-    stops its command, and ends the process as soon as the command's cleanups have run. Safe in a signal handler
-    that another signal interrupts: it takes no lock."""
+    """Say that a signal is ending this process, once the command's cleanups have run (safe in a signal handler)."""
     global _ending
     _ending = True
 
 
 def process_ends_on_signal() -> bool:
-    """Whether a signal is ending this process (:func:`signal_ends_process`); never in a process that called the
-    suite's Python API, or ``negplugins.cli.main``, itself."""
+    """Whether a signal is ending this process (:func:`signal_ends_process`)."""
     return _ending
 
 
@@ -96,9 +75,8 @@ _no_teardown = False
 
 
 def end_without_teardown() -> None:
-    """Say that the interpreter's teardown would hang or crash on a library's state (Ray, once the raylet of this
-    machine died: its exit handler waits for the raylet, and its core worker ends the process meanwhile): the
-    ``negplugins`` program then ends the process as soon as the command has ended, with the command's status."""
+    """Say that the interpreter's teardown would hang on a library's state (Ray, once this machine's raylet died):
+    the ``negplugins`` program then ends the process with the command's status as soon as the command ends."""
     global _no_teardown
     _no_teardown = True
 
@@ -123,28 +101,8 @@ class _Pending:
 
 @contextlib.contextmanager
 def deferred_signals():
-    """Run the block with SIGINT and SIGTERM held back; deliver the first one received when it ends.
-
-    A signal received during the block is given, once the block has ended (normally or by an exception),
-    to the Python handler it had before: ``KeyboardInterrupt`` for SIGINT, the command line's exception for
-    SIGTERM. A signal whose handler is the default action ends the process once the block has ended; an
-    ignored signal stays ignored. Outside the main thread (where Python delivers no signal) and for a
-    signal handled outside Python, the block simply runs.
-
-    Yields
-    ------
-    object
-        True (``bool``) once a signal has been received: a step that can still be undone checks it before
-        its point of no return.
-
-    Examples
-    --------
-    >>> with deferred_signals() as pending:  # doctest: +SKIP
-    ...     os.replace(path, aside)
-    ...     os.replace(tmp, path)
-    ...     if pending:
-    ...         undo()
-    """
+    """Run the block with SIGINT and SIGTERM held back, then give the first one received to the handler it had;
+    yields an object true once a signal came (checked before a point of no return). Main thread only."""
     pending = _Pending()
     if threading.current_thread() is not threading.main_thread():
         yield pending
@@ -172,19 +130,15 @@ def deferred_signals():
 
 @contextlib.contextmanager
 def keep_signal_handlers():
-    """Run the block, then give SIGINT and SIGTERM back the Python handlers they had before it.
-
-    ``ray.init`` sets its own SIGTERM handler in the main thread (``sys.exit(15)``): a command on Ray then
-    ended with status 15, without its message, instead of the command line's 143. A ``SystemExit(15)`` from
-    that handler during the block (SIGTERM while Ray starts) is handed to the handler SIGTERM had before.
-    """
+    """Run the block, then give SIGINT and SIGTERM back their Python handlers; a ``SystemExit(15)`` from the handler
+    ``ray.init`` sets goes to the previous one, so the command ends with 143 and its message."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     saved = {signum: signal.getsignal(signum) for signum in DEFERRED_SIGNALS}
     try:
         yield
-    except SystemExit as exit_:  # the block's own handler ran (SIGTERM during ray.init): answer as before it
+    except SystemExit as exit_:  # the block's own handler ran (SIGTERM during ray.init)
         previous = saved.get(signal.SIGTERM)
         if exit_.code != signal.SIGTERM or not callable(previous):
             raise

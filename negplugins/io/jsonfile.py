@@ -1,59 +1,60 @@
-"""Reading JSON that users give the suite (run sidecars, BEIR results), within bounds.
-
-:func:`read_json` is the one parser of user JSON. It refuses, with one line naming the file (and the
-line and column where the problem is):
-
-- anything but a regular file (a FIFO is refused, not waited on: :func:`negplugins.io.inputs.open_regular`);
-- files over ``max_bytes``;
-- text that is not UTF-8, or not JSON;
-- nesting deeper than ``max_depth`` (checked on the text before parsing, so no ``RecursionError``);
-- an object with the same key twice (JSON leaves it undefined; Python would keep the last silently);
-- ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON, unless ``allow_non_finite``.
-"""
+"""Reading the files users give the suite within bounds: :func:`open_regular` for any file, :func:`read_json` the
+one parser of user JSON (sidecars, BEIR results), which refuses with one line naming the file, line and column."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import stat
+from pathlib import Path
 
 from ..errors import UserError
-from .inputs import open_regular
 
-__all__ = ["MAX_JSON_DEPTH", "read_json", "parse_json"]
+__all__ = ["MAX_JSON_DEPTH", "open_regular", "read_json", "parse_json"]
 
 #: Deepest nesting of arrays and objects accepted (a sidecar needs 3, BEIR results 2).
 MAX_JSON_DEPTH = 64
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
+def open_regular(path: str | os.PathLike, what: str = "file", error: type[UserError] = UserError):
+    """Open ``path`` for reading bytes, refusing (``error``) anything but an existing regular file: checked before
+    and after opening with ``O_NONBLOCK``, so a FIFO is refused, never waited on."""
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise error(f"{path}: {what} not found") from None
+    except OSError as failure:
+        raise error(f"{path}: cannot read {what} ({failure.strerror or failure})") from None
+    _require_regular(path, info.st_mode, what, error)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as failure:
+        raise error(f"{path}: cannot read {what} ({failure.strerror or failure})") from None
+    try:
+        _require_regular(path, os.fstat(fd).st_mode, what, error)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def _require_regular(path: Path, mode: int, what: str, error) -> None:
+    if stat.S_ISDIR(mode):
+        raise error(f"{path}: is a directory, expected a {what}")
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise error(f"{path}: is {kind}, not a regular file; expected a {what}")
+
+
 def read_json(path: str | os.PathLike, *, what: str = "JSON file", max_bytes: int, max_depth: int = MAX_JSON_DEPTH,
               allow_non_finite: bool = False, label: str | None = None, error: type[UserError] = UserError):
-    """Parse the JSON file ``path`` within bounds.
-
-    Parameters
-    ----------
-    path : path
-        The file.
-    what : str
-        What the file is, for messages (``metadata sidecar``, ``BEIR results file``).
-    max_bytes : int
-        Larger files are refused without being read.
-    max_depth : int
-        Deepest nesting of arrays and objects accepted.
-    allow_non_finite : bool
-        Accept ``NaN`` and ``Infinity`` literals (refused by default).
-    label : str, optional
-        How messages name the file (default: its path).
-    error : type
-        The :class:`UserError` subclass raised.
-
-    Raises
-    ------
-    UserError
-        (or ``error``) The file is missing, not a regular file, too large, not UTF-8, not JSON, too
-        deep, has a duplicate key or a non-finite number.
-    """
+    """Parse the JSON file ``path`` within bounds, refusing files over ``max_bytes``, text that is not UTF-8 or
+    not JSON, nesting deeper than ``max_depth``, a key given twice and, unless ``allow_non_finite``, ``NaN`` and
+    ``Infinity``. ``what`` and ``label`` name the file in messages; ``error`` is the UserError raised."""
     label = label or str(path)
     with open_regular(path, what, error) as f:
         size = os.fstat(f.fileno()).st_size

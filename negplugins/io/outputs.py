@@ -1,20 +1,6 @@
-"""Checks on run outputs, made before any work: a run never replaces what the suite did not just write.
-
-A run file comes with its sidecar (:func:`negplugins.io.sidecars.metadata_path`), so writing a run writes
-two files. :func:`check_run_output` refuses, with one line naming the file:
-
-- an output that is a folder, a device, a FIFO or a socket (a run needs a regular file: its checksum
-  and sidecar go beside it), or that is, or whose sidecar is, one of the command's inputs;
-- a sidecar collision: ``a.trec`` and ``a.trec.gz`` share ``a.meta.json``; when that sidecar
-  describes another run file that still exists, the second run is refused whatever ``--force`` says;
-- without ``force``: an existing run or sidecar tracked by git (a committed contribution), or an
-  existing run the suite did not write (no sidecar naming it with its SHA-256: hand-made, or edited
-  since). Re-running a command over its own earlier, untracked output is allowed.
-
-:func:`write_file_output` is the rule for other file outputs (topic files, evaluation reports): an
-existing file is replaced only with ``force``, unless it already holds exactly the bytes to be written
-(nothing is written then: re-running a command is a no-op). :func:`check_replaceable_file` makes the
-checks that need no content (inputs, special files, files tracked by git) before any work.
+"""The rules for what an output may replace, checked before any work: :func:`check_run_output` for a run and its
+sidecar (a run the suite did not write, or a committed one, only with ``--force``), :func:`check_replaceable_file`
+for every other file (docs/workflow.md, "Output safety").
 """
 
 from __future__ import annotations
@@ -23,10 +9,11 @@ import os
 import stat
 import subprocess
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
-from ..errors import UserError
-from .files import OutputError, atomic_writer, check_file_output, same_file
+from ..errors import OutputError, UserError
+from .command_inputs import same_file
+from .files import atomic_writer, check_file_output
 from .jsonfile import read_json
 from .sidecars import MAX_SIDECAR_BYTES, MAX_SIDECAR_DEPTH, file_sha256, metadata_path
 
@@ -42,10 +29,8 @@ def _repository_root(path: Path) -> Path | None:
 
 
 def tracked_by_git(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is tracked in the git repository holding it (``False`` outside any repository).
-
-    Without a working ``git`` command, a file inside a repository counts as tracked (the safe answer).
-    """
+    """Whether ``path`` is tracked in the git repository holding it; without a working ``git``, any file inside a
+    repository counts as tracked."""
     path = Path(path).absolute()
     root = _repository_root(path)
     if root is None:
@@ -61,11 +46,7 @@ def tracked_by_git(path: str | os.PathLike) -> bool:
 
 
 def _read_sidecar_json(path: Path) -> tuple[object, str | None]:
-    """``(record, None)``, or ``(None, message)`` when ``path`` is not JSON within the sidecar bounds.
-
-    Read with :func:`negplugins.io.jsonfile.read_json` (size, depth, duplicate keys), so a hostile
-    sidecar gives a message naming it, never a ``RecursionError``.
-    """
+    """``(record, None)``, or ``(None, message)`` when ``path`` is not JSON within the sidecar bounds."""
     try:
         record = read_json(path, what="metadata sidecar", max_bytes=MAX_SIDECAR_BYTES, max_depth=MAX_SIDECAR_DEPTH)
     except UserError as error:
@@ -73,67 +54,40 @@ def _read_sidecar_json(path: Path) -> tuple[object, str | None]:
     return record, None
 
 
-def check_replaceable_file(path: str | os.PathLike, inputs: Iterable = (), force: bool = False) -> None:
-    """The checks of a file output that need no content, made before any work (see :func:`write_file_output`).
+def check_replaceable_file(path: str | os.PathLike, inputs: Iterable = (), force: bool = False, *,
+                           content: bytes | None = None, ours: Callable[[Path], bool] | None = None,
+                           refusal: str | None = None) -> bool:
+    """The one rule for a file output other than a run; True when ``path`` already holds ``content``.
 
-    Refuses ``path`` when it is one of ``inputs``, a folder, FIFO, socket or block device, or (without
-    ``force``) a file tracked by git.
-
-    Raises
-    ------
-    OutputError
-        With one line naming the file and what to do.
+    Refused: one of ``inputs``, a folder, FIFO, socket or block device and, without ``force``, a file tracked by
+    git or an existing file that holds neither ``content`` nor, by ``ours(path)``, an earlier output of the
+    command (``refusal`` says so). Without ``content`` and ``ours``, only what needs no content is checked.
     """
     path = Path(path)
     check_file_output(path, inputs)
+    if not path.exists():
+        return False
     if not force and path.is_file() and tracked_by_git(path):
         raise OutputError(f"{path}: is tracked by git (a committed file); write elsewhere or pass --force to replace it")
+    if content is not None and path.is_file() and _holds(path, content):
+        return True
+    if force or (content is None and ours is None) or (path.is_file() and ours is not None and ours(path)):
+        return False
+    if not path.is_file() and ours is None:  # a character device (/dev/null): written through
+        return False
+    raise OutputError(refusal or f"{path}: exists and differs from what this command writes (an existing file is "
+                                 f"replaced only with --force); write elsewhere or pass --force to replace it")
 
 
 def write_file_output(path: str | os.PathLike, content: str | bytes, inputs: Iterable = (),
                       force: bool = False) -> bool:
-    """Write ``content`` to the file output ``path`` (a report, a topic file), never replacing what is not ours.
+    """Write ``content`` (``str`` as UTF-8) to ``path`` atomically, under :func:`check_replaceable_file`'s rule.
 
-    The rule: an existing regular file is replaced only with ``force``, unless it already holds
-    exactly ``content`` (byte for byte): then nothing is written, so re-running a command is a no-op.
-    A file tracked by git is refused without ``force`` before that (:func:`check_replaceable_file`).
-    A character device (``/dev/null``) is written through. The write is atomic
-    (:func:`negplugins.io.files.atomic_writer`). Runs have their own rule (:func:`check_run_output`).
-
-    Parameters
-    ----------
-    path : path
-        The destination.
-    content : str or bytes
-        What to write (``str`` is written as UTF-8, newlines unchanged).
-    inputs : iterable of paths
-        The command's inputs; the destination may be none of them.
-    force : bool
-        Replace an existing file whatever it holds (``--force``).
-
-    Returns
-    -------
-    bool
-        ``True`` if the file was written, ``False`` if it already held ``content`` (left untouched).
-
-    Raises
-    ------
-    OutputError
-        With one line naming the file and what to do.
+    True if written, False if the file already held ``content`` (left untouched: re-running is a no-op).
     """
-    path = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-    check_replaceable_file(path, inputs, force=force)
-    try:
-        existing = os.stat(path)
-    except OSError:
-        existing = None
-    if existing is not None and stat.S_ISREG(existing.st_mode):
-        if existing.st_size == len(data) and _holds(path, data):
-            return False
-        if not force:
-            raise OutputError(f"{path}: exists and differs from what this command writes (an existing file is "
-                              f"replaced only with --force); write elsewhere or pass --force to replace it")
+    if check_replaceable_file(path, inputs, force, content=data):
+        return False
     with atomic_writer(path, "wb", inputs=inputs) as f:
         f.write(data)
     return True
@@ -143,6 +97,8 @@ def _holds(path: Path, data: bytes) -> bool:
     """Whether the file ``path`` holds exactly ``data`` (read in blocks; stops at the first difference)."""
     view = memoryview(data)
     try:
+        if os.path.getsize(path) != len(data):
+            return False
         with open(path, "rb") as f:
             offset = 0
             while block := f.read(1 << 20):
@@ -155,17 +111,8 @@ def _holds(path: Path, data: bytes) -> bool:
 
 
 def check_sidecar_output(run: str | os.PathLike, force: bool = False) -> None:
-    """Refuse writing the sidecar of ``run`` over a file that is not an earlier sidecar of ``run`` (without ``force``).
-
-    For ``leaderboard sidecar``, which writes only the sidecar: the run rule of :func:`check_run_output`
-    applied to it. An existing sidecar is replaced without ``force`` only when it is untracked, parses
-    within the sidecar bounds and names ``run`` (re-running the command with corrected fields).
-
-    Raises
-    ------
-    OutputError
-        With one line naming the sidecar and what to do.
-    """
+    """Refuse writing the sidecar of ``run`` (``leaderboard sidecar``) over a file that is not an earlier, untracked
+    sidecar of ``run``, unless ``force``."""
     run = Path(run)
     sidecar = metadata_path(run)
     check_replaceable_file(sidecar, inputs=[run], force=force)
@@ -181,22 +128,8 @@ def check_sidecar_output(run: str | os.PathLike, force: bool = False) -> None:
 
 
 def check_run_output(output: str | os.PathLike, inputs: Iterable = (), force: bool = False) -> None:
-    """Refuse a run output (and its sidecar) that would replace an input or something the suite did not write.
-
-    Parameters
-    ----------
-    output : path
-        The run file about to be written.
-    inputs : iterable of paths
-        Files the command reads (first-stage runs, results files); neither the run nor its sidecar may be one.
-    force : bool
-        Replace an existing run (and its sidecar) even if committed or not written by the suite.
-
-    Raises
-    ------
-    OutputError
-        With one line naming the file and what to do.
-    """
+    """Refuse a run output (and its sidecar) that would replace one of ``inputs``, a sidecar of another run, or,
+    without ``force``, a committed run or one the suite did not write (no sidecar naming it with its SHA-256)."""
     output = Path(output)
     sidecar = metadata_path(output)
     inputs = [source for source in inputs if source is not None]

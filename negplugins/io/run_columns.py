@@ -1,119 +1,164 @@
-"""A TREC run read once into columns: the fast path of every run reader of the suite.
+"""The one reader of TREC runs: a run's bytes read once, within bounds, into columns.
 
-:func:`read_run_bytes` reads a run (plain or gzip) within the bounds of :mod:`negplugins.io.inputs` into one
-``bytes`` object; :func:`parse_columns` splits it into columns with pyarrow's CSV reader when every line has the
-plain form ``qid Q0 docid rank score tag`` (one space between columns, no column empty, no byte-order mark, ASCII
-digits for the rank, a number pyarrow and Python both read the same way for the score). Anything else (tabs,
-several spaces, a space opening or closing a line, a malformed line, a non-finite score, ...) returns ``None`` and
-the caller reads the same bytes line by line
-(:func:`negplugins.io.trec.parse_run_lines`), which names the file, the line and the problem: the line of a
-problem is looked for only when there is one.
-
-:class:`RunColumns` holds the parsed columns and is also a read-only mapping ``{query_id: {doc_id: score}}``
-(built on first use), so code written for ir_measures' dict runs reads it unchanged; :meth:`RunColumns.top`
-gives the scorers only the documents that cutoff measures can see.
+pyarrow splits a run whose every line has the plain form ``qid Q0 docid rank score tag``; any other run is split
+by Python's ``str.split()``, as ir_measures reads it, each malformed line reported with its number. See
+docs/workflow.md for the bounds.
 """
 
 from __future__ import annotations
 
+import gzip
+import math
 import os
 import re
 import zlib
+from array import array
 from collections.abc import Mapping
 
 import numpy as np
 
-from .inputs import GZIP_MAGIC, MAX_LINE_BYTES, UTF8_BOM, max_run_bytes, open_regular
+from ..errors import UserError
+from .jsonfile import open_regular
 
-__all__ = ["RunColumns", "read_run_bytes", "parse_columns"]
+__all__ = ["BoundedReadError", "RunColumns", "max_run_bytes", "read_run_bytes", "read_columns", "parse_columns",
+           "parse_lines", "row_lines", "split_lines"]
 
-#: Bytes Python's ``str.split()`` treats as white space besides the space and the newline (a line holding one
-#: is read line by line, as before). ``\r`` is accepted only before ``\n``.
+MAX_RUN_BYTES = 200 * 1024 * 1024
+MAX_RUN_BYTES_ENV = "NEGPLUGINS_MAX_RUN_BYTES"
+MAX_LINE_BYTES = 64 * 1024
+BLOCK_BYTES = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+#: trec_eval and ir_measures read a byte-order mark as part of the first query id: every reader refuses it.
+UTF8_BOM = b"\xef\xbb\xbf"
+#: Bytes ``str.split()`` treats as white space besides the space and the newline; ``\r`` only before ``\n``.
 _OTHER_ASCII_SPACE = b"\t\x0b\x0c\x1c\x1d\x1e\x1f"
 #: UTF-8 encodings of the non-ASCII characters ``str.split()`` splits on.
 _UNICODE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
-_CHUNK = 1 << 24
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def read_run_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes | None:
-    """The whole content of a run (its gzip expansion for a gzip file), read in one pass.
+class BoundedReadError(UserError):
+    """A run that cannot be read within the bounds: ``kind`` is ``size`` or ``encoding``, ``line`` 0 the file."""
 
-    Returns ``None`` where the bounded line reader has something to report (the file or its expansion over
-    ``limit``, a broken gzip stream): the caller reads the file line by line then, for the exact message.
+    def __init__(self, path, line: int, kind: str, reason: str):
+        self.path, self.line, self.kind, self.reason = str(path), line, kind, reason
+        super().__init__(f"{self.path}:{line}: {reason}" if line else f"{self.path}: {reason}")
 
-    Raises
-    ------
-    UserError
-        The file is missing or not a regular file (:func:`~negplugins.io.inputs.open_regular`).
-    """
-    limit = max_run_bytes() if limit is None else limit
-    with open_regular(path, "run file") as raw:
-        if os.fstat(raw.fileno()).st_size > limit:
-            return None
-        data = raw.read(limit + 1)
-    if len(data) > limit:
-        return None
-    if data[:2] != GZIP_MAGIC:
-        return data
-    inflater = zlib.decompressobj(wbits=31)
-    parts, total, rest = [], 0, data
+
+def max_run_bytes() -> int:
+    """The run size bound: ``NEGPLUGINS_MAX_RUN_BYTES`` if set (a positive integer), else 200 MB."""
+    value = os.environ.get(MAX_RUN_BYTES_ENV)
+    if not value:
+        return MAX_RUN_BYTES
     try:
-        while rest:  # gzip members one after another, as GzipFile reads them
-            part = inflater.decompress(rest, limit + 1 - total)
-            total += len(part)
-            parts.append(part)
-            if total > limit or inflater.unconsumed_tail:
-                return None  # a bomb: the line reader names where the bound is passed
-            if not inflater.eof:
-                return None  # truncated
-            rest = inflater.unused_data
-            if rest and rest[:2] != GZIP_MAGIC:
-                return None  # trailing garbage: as GzipFile decides
-            inflater = zlib.decompressobj(wbits=31)
-    except zlib.error:
+        bound = int(value)
+    except ValueError:
+        bound = 0
+    if bound < 1:
+        raise UserError(f"{MAX_RUN_BYTES_ENV}={value!r}: expected a positive number of bytes")
+    return bound
+
+
+def read_run_bytes(path: str | os.PathLike) -> tuple[bytearray, BoundedReadError | None]:
+    """A run's bytes (a gzip run's expansion) within :func:`max_run_bytes`, and the problem that stopped the reading
+    if one did (the bytes then end with the last whole line before it)."""
+    limit = max_run_bytes()
+    with open_regular(path, "run file") as raw:
+        size = os.fstat(raw.fileno()).st_size
+        if size > limit:
+            return bytearray(), BoundedReadError(path, 0, "size", f"file is {size} bytes, over the limit of {limit} "
+                                                                  f"bytes (raise it with {MAX_RUN_BYTES_ENV})")
+        is_gzip = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        data, problem = _read_blocks(path, gzip.GzipFile(fileobj=raw, mode="rb") if is_gzip else raw, limit, is_gzip)
+    long_line = _first_long_line(data)
+    if long_line is not None:
+        start, number = long_line
+        return data[:start], BoundedReadError(path, number, "size",
+                                              f"line longer than {MAX_LINE_BYTES} bytes; reading stopped")
+    if problem is not None:
+        del data[data.rfind(b"\n") + 1:]
+    return data, problem
+
+
+def _read_blocks(path, stream, limit: int, is_gzip: bool) -> tuple[bytearray, BoundedReadError | None]:
+    data = bytearray()
+    where = "gzip stream" if is_gzip else "file"
+    while True:
+        try:
+            block = stream.read(BLOCK_BYTES)
+        except (OSError, EOFError, zlib.error) as failure:
+            return data, BoundedReadError(path, data.count(b"\n") + 1, "encoding",
+                                          f"cannot read the {where} ({failure}); truncated or not a run?")
+        if not block:
+            return data, None
+        if len(data) + len(block) > limit:
+            return data, BoundedReadError(path, data.count(b"\n") + 1, "size",
+                                          f"{'gzip expansion' if is_gzip else 'file'} exceeds the limit of {limit} "
+                                          f"bytes; reading stopped (raise it with {MAX_RUN_BYTES_ENV})")
+        data += block
+
+
+def _first_long_line(data) -> tuple[int, int] | None:
+    """``(bytes read, line number)`` where a line over :data:`MAX_LINE_BYTES` stops the reading by blocks: at the
+    line, or at the start of the block in which it passes the bound unended."""
+    if not _may_hold_long_line(data):
         return None
-    return b"".join(parts)
+    view = np.frombuffer(data, dtype=np.uint8)
+    starts = np.r_[0, np.flatnonzero(view == 10) + 1]
+    ends = np.r_[starts[1:] - 1, len(view)]
+    stops = []
+    for index in np.flatnonzero(ends - starts > MAX_LINE_BYTES).tolist():
+        start, end = int(starts[index]), int(ends[index])
+        block = (start + MAX_LINE_BYTES) // BLOCK_BYTES
+        if end == len(view) or block < end // BLOCK_BYTES:
+            stops.append((block, 0, data.rfind(b"\n", 0, block * BLOCK_BYTES) + 1, index + 1))
+        else:
+            stops.append((end // BLOCK_BYTES, 1, start, index + 1))
+    return min(stops)[2:] if stops else None
+
+
+def _may_hold_long_line(data) -> bool:
+    """False when every aligned stretch of half the line bound holds a newline: no line can pass the bound."""
+    half = MAX_LINE_BYTES // 2
+    return any(data.find(b"\n", start, start + half) < 0 for start in range(0, len(data) - half + 1, half))
+
+
+def read_columns(path: str | os.PathLike, on_problem, int64_ranks: bool = True):
+    """``(columns, problem)``: the run's well-formed lines (``on_problem`` as in :func:`parse_lines`) and the problem
+    that stopped the reading, or None."""
+    data, problem = read_run_bytes(path)
+    columns = parse_columns(data)
+    return (columns if columns is not None else parse_lines(data, on_problem, int64_ranks)), problem
 
 
 def _plain_form(data: bytes) -> bool:
     """True when splitting on single spaces and newlines reads the lines as ``str.split()`` does."""
-    if data.startswith(UTF8_BOM):
-        return False
-    if any(byte in data for byte in (bytes([b]) for b in _OTHER_ASCII_SPACE)):
+    if data.startswith(UTF8_BOM) or any(bytes([byte]) in data for byte in _OTHER_ASCII_SPACE):
         return False
     carriage = data.count(b"\r")
     if carriage and carriage != data.count(b"\r\n"):
         return False
     if not data.isascii():
-        try:  # every line is decoded by the line reader, its Q0 and tag columns too (pyarrow only checks those kept)
+        try:  # pyarrow checks only the columns kept, Python decodes each line
             data.decode("utf-8")
         except UnicodeDecodeError:
             return False
         if _UNICODE_SPACE.search(data):
             return False
-    return _longest_line(data) <= MAX_LINE_BYTES
+    return True
 
 
-def _longest_line(data: bytes) -> int:
-    """Bytes of the longest line (newline excluded), counted in chunks of the file."""
-    longest, start = 0, 0
-    view = np.frombuffer(data, dtype=np.uint8)
-    for offset in range(0, len(view), _CHUNK):
-        ends = np.flatnonzero(view[offset:offset + _CHUNK] == 10) + offset
-        if len(ends):
-            longest = max(longest, int(ends[0] - start), int(np.diff(ends).max(initial=0)) - 1)
-            start = int(ends[-1]) + 1
-    return max(longest, len(view) - start)
-
-
-def parse_columns(data: bytes) -> RunColumns | None:
-    """Columns of a run whose every line has the plain form; ``None`` otherwise (read it line by line)."""
+def parse_columns(data) -> RunColumns | None:
+    """Columns of a run whose every line has the plain form; ``None`` otherwise (:func:`parse_lines` reads it)."""
     import pyarrow as pa
     from pyarrow import csv
 
-    if not _plain_form(data):
+    if data.isspace() or not _plain_form(data):
         return None
     _import_pandas_first()
+    import pyarrow.compute as pc
+
     names = ["query", "q0", "doc", "rank", "score", "tag"]
     try:
         table = csv.read_csv(
@@ -128,7 +173,9 @@ def parse_columns(data: bytes) -> RunColumns | None:
                 null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if table.num_rows == 0 or _has_empty_column(table):
+    # an empty column: two spaces in a row, a space opening or closing the line
+    if table.num_rows == 0 or any(pc.min(pc.binary_length(table.column(name))).as_py() == 0
+                                  for name in ("query", "q0", "doc", "tag")):
         return None
     table = table.drop_columns(["q0", "tag"])  # read only to be checked
     rank = _ranks(table.column("rank"))
@@ -143,14 +190,6 @@ def parse_columns(data: bytes) -> RunColumns | None:
                       docs.dictionary, docs.indices.to_numpy().astype(np.int64), rank, score)
 
 
-def _has_empty_column(table) -> bool:
-    """True when a line has an empty column: two spaces in a row, or a space opening or closing the line, where
-    ``str.split()`` reads one column fewer (an empty rank or score is not read as a number)."""
-    import pyarrow.compute as pc
-
-    return any(pc.min(pc.binary_length(table.column(name))).as_py() == 0 for name in ("query", "q0", "doc", "tag"))
-
-
 def _import_pandas_first() -> None:
     """Import pandas, when installed, before pyarrow does: pyarrow imports it on its first conversion to NumPy, from
     C++ that drops an exception raised meanwhile (Ctrl-C's), and the command went on as if no signal had come."""
@@ -161,8 +200,8 @@ def _import_pandas_first() -> None:
 
 
 def _ranks(column) -> np.ndarray | None:
-    """The rank column as integers, each distinct text read by Python's ``int()`` as the line reader reads it
-    (pyarrow's own integer parser also reads ``0x1f``); None where one is not an integer of 64 bits."""
+    """The rank column as integers read by Python's ``int()`` (pyarrow's parser also reads ``0x1f``); None where
+    one is not an integer of 64 bits."""
     parts = []
     for chunk in column.chunks:
         try:
@@ -175,22 +214,107 @@ def _ranks(column) -> np.ndarray | None:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-_INT64 = (-(1 << 63), (1 << 63) - 1)
+def parse_lines(data, on_problem, int64_ranks: bool = True) -> RunColumns:
+    """Columns of any run, its lines split by ``str.split()``, with the number of each row's line in ``line``.
+
+    Each malformed line is passed to ``on_problem(kind, line_number, message)`` and left out; a true return stops
+    the reading. With ``int64_ranks`` a rank out of 64 bits is passed as ``on_problem("rank", line_number,
+    message, False)`` (not malformed) and left out; without, it is read as 0.
+    """
+    import pyarrow as pa
+
+    queries: dict[str, int] = {}
+    docs: dict[str, int] = {}
+    query, doc, rank, line, score = array("q"), array("q"), array("q"), array("q"), array("d")
+    for number, raw in split_lines(data):
+        fields, problem = _fields(number, raw)
+        if problem is not None:
+            if on_problem(*problem):
+                break
+            continue
+        if fields is None:
+            continue
+        query_id, doc_id, rank_value, score_value = fields
+        if not _INT64[0] <= rank_value <= _INT64[1]:
+            if int64_ranks:
+                on_problem("rank", number, f"rank {rank_value} is out of range", False)
+                continue
+            rank_value = 0
+        query.append(queries.setdefault(query_id, len(queries)))
+        doc.append(docs.setdefault(doc_id, len(docs)))
+        rank.append(rank_value)
+        score.append(score_value)
+        line.append(number)
+    columns = RunColumns(list(queries), np.frombuffer(query, dtype=np.int64), pa.array(list(docs), pa.string()),
+                         np.frombuffer(doc, dtype=np.int64), np.frombuffer(rank, dtype=np.int64),
+                         np.frombuffer(score, dtype=np.float64))
+    columns.line = np.frombuffer(line, dtype=np.int64)
+    return columns
+
+
+def split_lines(data):
+    """``(number, line)`` of a run's lines, blocks of blank lines skipped in one step."""
+    number, start = 0, 0
+    while start < len(data):
+        end = len(data) if start + BLOCK_BYTES >= len(data) else data.rfind(b"\n", start, start + BLOCK_BYTES) + 1
+        block = data[start:end or len(data)]
+        if not block.isspace():
+            yield from enumerate(block.split(b"\n"), start=number + 1)
+        number += block.count(b"\n")
+        start += len(block)
+
+
+def _fields(number: int, raw) -> tuple[tuple | None, tuple | None]:
+    """``((query_id, doc_id, rank, score), None)`` of a well-formed line, ``(None, (kind, number, message))`` of a
+    malformed one, ``(None, None)`` of a blank one."""
+    if number == 1 and raw.startswith(UTF8_BOM):
+        return None, ("encoding", number, "the file starts with a UTF-8 byte-order mark; a run is ASCII or UTF-8 "
+                                          "without one (trec_eval would read it as part of the first query id)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, ("encoding", number, "not UTF-8")
+    fields = text.split()
+    if not fields:
+        return None, None
+    if len(fields) != 6:
+        return None, ("columns", number, f"expected 6 columns 'qid Q0 docid rank score tag', got {len(fields)}: "
+                                         f"{text.strip()[:60]!r}")
+    query_id, _, doc_id, rank, score, _ = fields
+    try:
+        rank_value = int(rank)
+    except ValueError:
+        return None, ("rank", number, f"rank {rank[:30]!r} is not an integer")
+    try:
+        value = float(score)
+    except ValueError:
+        return None, ("score", number, f"score {score[:30]!r} is not a number")
+    if not math.isfinite(value):
+        return None, ("score", number, f"score {score[:30]!r} is not finite")
+    return (query_id, doc_id, rank_value, value), None
+
+
+def row_lines(data) -> np.ndarray:
+    """The line number of each row :func:`parse_columns` read from ``data`` (its lines not empty)."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(view == 10)
+    starts = np.r_[0, newlines + 1]
+    ends = np.r_[newlines, len(view)]
+    carriage = np.zeros(len(ends), dtype=bool)
+    carriage[:-1] = view[np.maximum(ends[:-1] - 1, 0)] == 13
+    return np.flatnonzero(ends - starts - carriage > 0) + 1
 
 
 class RunColumns(Mapping):
-    """A run as columns, one row per line: query index, document index, rank and score.
-
-    ``query_ids`` are the run's query ids in order of first appearance and ``query`` each row's index into
-    them; ``doc_ids`` (a pyarrow string array) the distinct document ids and ``doc`` each row's index into
-    them. As a mapping it is ``{query_id: {doc_id: score}}`` in the order of the file.
-    """
+    """A run as columns, one row per line, indexing ``query_ids`` (in order of first appearance) and ``doc_ids`` (a
+    pyarrow string array); as a mapping, ``{query_id: {doc_id: score}}`` in the order of the file."""
 
     def __init__(self, query_ids: list[str], query: np.ndarray, doc_ids, doc: np.ndarray, rank: np.ndarray,
                  score: np.ndarray):
         self.query_ids, self.query, self.doc_ids, self.doc = query_ids, query, doc_ids, doc
         self.rank, self.score = rank, score
         self._known = set(query_ids)
+        self.line: np.ndarray | None = None  # each row's line number, where known
         self._dict: dict | None = None
         self._order: np.ndarray | None = None
 
@@ -238,14 +362,8 @@ class RunColumns(Mapping):
         return self._dict
 
     def top(self, k: int) -> dict[str, dict[str, float]]:
-        """Each query's documents that any ranking by score can place in its top ``k``.
-
-        Kept: every document whose score, in single precision, is at least the single-precision value of the
-        ``k``-th highest score of its query. That holds the top ``k`` in the suite's one ranking, in trec_eval's
-        (single precision, ties by doc id descending) and in MS MARCO's (ties by doc id ascending), ties at the
-        boundary included, so a measure with cutoff ``k`` gets the value it has on the whole run. Assumes
-        validated ranks: within a query, scores do not increase with rank.
-        """
+        """Each query's documents whose single-precision score reaches its ``k``-th highest: what any ranking's top
+        ``k`` can hold, ties included, so a cutoff measure gets its value on the whole run (ranks validated)."""
         order = self.rank_order()
         query = self.query[order]
         starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])

@@ -1,10 +1,4 @@
-"""The one run writer of every runner: a TREC run and its metadata sidecar, written together, and what was written.
-
-Every runner (``search bm25``, ``bm25s``, ``dense``, ``splade``, ``rerank``, ``beir-dense``, ``beir-rerank``, and a
-BEIR results file turned into a run) ends the same way: the ranking is written as a run
-(:func:`negplugins.io.trec.write_run`), its sidecar beside it (:func:`negplugins.io.sidecars.write_metadata`), both
-appearing together or neither (:func:`negplugins.io.files.written_together`), and a :class:`RunResult` is returned.
-"""
+"""The one run writer of every runner: a TREC run and its metadata sidecar, appearing together or neither."""
 
 from __future__ import annotations
 
@@ -38,34 +32,8 @@ class Sidecar:
 
 @dataclass(frozen=True)
 class RunResult(Mapping):
-    """What a runner wrote: the run, its sidecar, how many lines for how many queries.
-
-    ``details`` holds what the runner adds (its parameters, index, model, remarks); the result reads as the
-    mapping of them too (``result["index"]``, ``result.get("notes")``), the dictionary the runners returned
-    before, so existing callers keep working.
-
-    Attributes
-    ----------
-    run : Path or None
-        The run file written; ``None`` when nothing was written (a dense search whose sharded encoding is not
-        finished: ``complete`` is false).
-    sidecar : Path or None
-        Its metadata sidecar.
-    dataset : str
-        The dataset id the run ranks.
-    tag : str or None
-        The run's tag (its last column).
-    lines : int or None
-        Lines written.
-    queries : int
-        Queries of the dataset ranked.
-    notes : tuple of str
-        Remarks for the user (a slow dtype on this machine, queries outside a subset).
-    complete : bool
-        Whether the run was written.
-    details : dict
-        The runner's own record of what it ran.
-    """
+    """What a runner wrote: the run (None when nothing was, ``complete`` false), its sidecar, how many lines for
+    how many queries, remarks for the user; it reads as the mapping of ``details``, the runner's own record."""
 
     run: Path | None
     sidecar: Path | None
@@ -89,13 +57,8 @@ class RunResult(Mapping):
 
 def write_run_and_sidecar(output: str | os.PathLike, ranking, sidecar: Sidecar, *, queries: int,
                           details: dict | None = None, notes=()) -> RunResult:
-    """Write the run of ``ranking`` (``(query_id, [(doc_id, score), ...])`` in the order to write) to ``output``
-    and its sidecar, atomically and together, and return what was written.
-
-    The ranking may be a generator: it is consumed while the run is written, before the sidecar (which records
-    the run's SHA-256) is. ``details`` is the runner's record of the run; its entries ``lines`` and ``metadata``,
-    where it has them, are set to the lines written and the sidecar's path.
-    """
+    """Write the run of ``ranking`` (``(query_id, [(doc_id, score), ...])``, maybe a generator) to ``output`` and its
+    sidecar, together; the entries ``lines`` and ``metadata`` of ``details``, where present, are filled in."""
     with written_together():  # the run and its sidecar appear together, or neither
         lines = write_run(output, ranking, sidecar.tag)
         path = write_metadata(output, dataset=sidecar.dataset, runner=sidecar.runner, system=sidecar.system,

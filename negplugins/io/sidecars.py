@@ -1,40 +1,5 @@
-"""The metadata sidecar written next to every run file.
-
-``runs/comlq/bm25.trec`` (or ``bm25.trec.gz``) gets ``runs/comlq/bm25.meta.json``: what produced the
-run, so that a number on a leaderboard can be traced and reproduced. Fields:
-
-``run``            file name of the run
-``run_sha256``     SHA-256 of the run file's bytes
-``dataset``        registered dataset id the run is for
-``runner``         ``bm25``, ``dense``, ``rerank``, ... or ``external`` for hand-made runs
-``system``         one line naming the system (e.g. ``BM25 k1=0.9 b=0.4``)
-``tag``            the run tag (last column of the TREC file)
-``model``          ``{"id", "revision", "sha256"}`` of the model, or ``null``
-``parameters``     runner parameters (dict)
-``index``          ``{"path", "manifest"}`` of the index searched, or ``null``
-``first_stage``    ``{"run", "sha256"}`` of the run a reranker reordered, or ``null``
-``language``       the analyzer / text language (``en``, ``zh``)
-``versions``       package versions (negplugins, pyserini, ir_datasets, ir_measures, torch, ...), and
-                   ``negplugins-commit``, the git commit of the suite's source when it runs from a git checkout
-                   (``-dirty`` appended when its tracked code has uncommitted changes)
-``created``        UTC date and time (ISO 8601)
-``command``        the exact command line, or the Python call that produced the run
-
-Paths are written portable (:func:`portable_path`): a path inside the project (the git work tree holding
-the run, else the current folder) relative to it, one inside a ``site-packages`` folder as
-``<site-packages>/...``, one inside the home folder as ``~/...``; a committed sidecar so names no folder of
-the machine it was made on.
-
-Optional:
-
-``reproduces``        the system of the benchmark's paper the run reproduces, named as the paper (and the
-                      spec's ``reported`` numbers) name it, e.g. ``BM25``; the leaderboards show the run
-                      beside the paper's numbers for it, with the gap
-``authors_pipeline``  ``true`` when the run follows the authors' own code or configuration (with
-                      ``reproduces``); the reproduction page shows it apart from the suite's own runs
-``data_origin``       written whenever the dataset was read from a derived copy instead of its release (NevIR's
-                      test pairs offline): one record per copy, ``kind`` (``"derived copy"``), ``file``,
-                      ``sha256``, ``size``, ``source``, ``url``, ``replaces``, ... (:func:`negplugins.datasets.data_origins`)
+"""The metadata sidecar written next to every run file (``bm25.trec`` -> ``bm25.meta.json``): what produced the run,
+so that a number on a leaderboard can be traced and reproduced. Its fields: docs/leaderboards.md.
 """
 
 from __future__ import annotations
@@ -115,11 +80,8 @@ def _run_git(root: Path, *args: str) -> str | None:
 
 
 def source_commit() -> str | None:
-    """The git commit of the suite's own source, when it runs from a git checkout; else None.
-
-    ``-dirty`` is appended when the tracked files of ``negplugins/`` or ``ir_datasets_ext/`` differ from that
-    commit. An installed wheel (no ``.git`` beside the package) has no commit.
-    """
+    """The git commit of the suite's source when it runs from a git checkout (``-dirty`` when its tracked code
+    differs from it); None for an installed wheel."""
     root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         return None
@@ -151,21 +113,8 @@ def _site_packages() -> list[Path]:
 
 
 def portable_path(path: str, root: str | os.PathLike | None = None) -> str:
-    """``path`` as a sidecar writes it: an absolute path without the machine's own folders.
-
-    Parameters
-    ----------
-    path : str
-        Any text; only an absolute path is changed.
-    root : path, optional
-        The project's folder (default: the git work tree holding the current folder, else the current folder).
-
-    Returns
-    -------
-    str
-        Inside ``root``: relative to it (``runs/comlq/bm25.trec.gz``); inside a ``site-packages`` folder:
-        ``<site-packages>/...``; inside the home folder: ``~/...``; anything else unchanged.
-    """
+    """An absolute ``path`` without the machine's folders: relative to ``root`` (default: the project), else
+    ``<site-packages>/...`` or ``~/...``; any other text unchanged."""
     if not isinstance(path, str) or not path.startswith("/") or "\n" in path:
         return path
     resolved = Path(os.path.normpath(path))
@@ -186,11 +135,7 @@ _PATH_IN_TEXT = re.compile(r"(?<![^\s='\"])/(?!/)[^\s'\"]+")
 
 
 def portable_record(value, root: str | os.PathLike | None = None):
-    """``value`` (a sidecar, or any part of one) with every absolute path made portable (:func:`portable_path`).
-
-    Strings are changed where they are an absolute path, and inside ``command``-like text where a word (or the
-    value of ``--option=``) is one; numbers, booleans and other text are kept.
-    """
+    """``value`` (a sidecar or part of one) with every absolute path, also a word of a command, made portable."""
     if isinstance(value, dict):
         return {key: portable_record(item, root) for key, item in value.items()}
     if isinstance(value, list):
@@ -229,15 +174,14 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
                    parameters: dict, model: dict | None = None, index: dict | None = None,
                    first_stage: dict | None = None, language: str = "en", command: str | None = None,
                    reproduces: str | None = None, authors_pipeline: bool = False) -> Path:
-    """Write the sidecar of ``run_path`` (atomically) and return its path.
+    """Write the sidecar of ``run_path`` (atomically) and return its path; ``command`` defaults to this process's.
+    A sidecar describing another run that still exists (``a.trec`` and ``a.trec.gz``) is never replaced."""
+    from .. import datasets
 
-    ``command`` defaults to the current process's command line. ``reproduces`` (the paper's name of the
-    system the run reproduces) and ``authors_pipeline`` are written only when given; ``data_origin`` whenever
-    the dataset reads a derived copy now (:func:`negplugins.datasets.data_origins`). A sidecar
-    describing another run that still exists (``a.trec`` and ``a.trec.gz`` share ``a.meta.json``) is
-    never replaced: that raises :class:`~negplugins.errors.UserError`.
-    """
-    origins = _data_origins(dataset)
+    try:  # the derived copies the dataset is read from now; none if unknown
+        origins = datasets.data_origins(datasets.load(dataset))
+    except UserError:
+        origins = []
     record = {
         "run": Path(run_path).name,
         "run_sha256": file_sha256(pending_file(run_path)),  # the run not yet in place, in written_together()
@@ -273,13 +217,7 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
 
 
 def read_metadata(run_path: str | os.PathLike) -> dict:
-    """Read and check the sidecar of ``run_path`` (see :func:`read_sidecar`).
-
-    Raises
-    ------
-    UserError
-        The sidecar is missing or fails :func:`read_sidecar`'s checks.
-    """
+    """Read and check the sidecar of ``run_path`` (:func:`read_sidecar`)."""
     path = metadata_path(run_path)
     if not path.exists():
         raise UserError(f"{path}: metadata sidecar not found for run {run_path}")
@@ -294,27 +232,8 @@ _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 
 
 def read_sidecar(path: str | os.PathLike, label: str | None = None, max_bytes: int | None = None) -> dict:
-    """Read and check one sidecar file: a JSON object whose every field has its type (:func:`sidecar_problems`).
-
-    Parsed by :func:`negplugins.io.jsonfile.read_json`: a regular file of at most ``max_bytes`` (default
-    :data:`MAX_SIDECAR_BYTES`), nested at most :data:`MAX_SIDECAR_DEPTH` levels, no duplicate key,
-    no ``NaN`` / ``Infinity``.
-
-    Parameters
-    ----------
-    path : path
-        The ``.meta.json`` file.
-    label : str, optional
-        How messages name the file (default: its path).
-    max_bytes : int, optional
-        Refuse larger files.
-
-    Raises
-    ------
-    UserError
-        The file is missing, not a regular file, too large, not JSON, not an object, or a field is
-        missing or of the wrong type (all problems, on one line).
-    """
+    """Read one sidecar within bounds (:func:`~negplugins.io.jsonfile.read_json`) and check its fields
+    (:func:`sidecar_problems`); a UserError lists every problem on one line, ``label`` naming the file."""
     from .jsonfile import read_json
 
     label = label or str(path)
@@ -338,13 +257,9 @@ def _shown(value) -> str:
 
 
 def sidecar_problems(record: dict) -> list[str]:
-    """What is wrong with the fields of a sidecar record (empty: nothing); one phrase per field.
+    """What is wrong with the fields of a sidecar record, one phrase per field (empty: nothing).
 
-    Checks every field of the module docstring: presence and type, ``run_sha256`` 64 lowercase hex
-    digits or ``null``, ``dataset`` a registered id, ``runner`` / ``system`` / ``tag`` non-empty
-    one-line strings (``tag`` one word), ``model`` ``null`` or an object with ``id`` / ``revision``
-    / ``sha256``, ``created`` ISO 8601 (``datetime.fromisoformat``). Whether ``run`` and ``tag``
-    match the run file is the caller's check (:func:`run_tag_problems`).
+    Whether ``run`` and ``tag`` match the run file is :func:`run_tag_problems`' check.
     """
     problems = []
     missing = [name for name in REQUIRED_FIELDS if name not in record]
@@ -407,18 +322,8 @@ def sidecar_problems(record: dict) -> list[str]:
     return problems
 
 
-def _data_origins(dataset_id: str) -> list[dict]:
-    """The derived copies ``dataset_id`` is read from now (:func:`negplugins.datasets.data_origins`); none if unknown."""
-    from .. import datasets
-
-    try:
-        return datasets.data_origins(datasets.load(dataset_id))
-    except UserError:
-        return []
-
-
 def _data_origin_problems(record: dict) -> list[str]:
-    """The optional ``data_origin``: a list of objects, each with one-line ``kind``, ``file``, ``source`` and a SHA-256."""
+    """The optional ``data_origin``: objects with one-line ``kind``, ``file``, ``source`` and a SHA-256."""
     if "data_origin" not in record:
         return []
     origins = record["data_origin"]
@@ -459,23 +364,19 @@ def _registered(dataset_id: str) -> bool:
 
 
 def run_tags(run_path: str | os.PathLike) -> set[str]:
-    """The tags (last column) of a run's lines, read with the suite's bounded reader and split on white space as
-    the run reader splits them (:func:`negplugins.io.trec.parse_run_lines`).
+    """The tags (last column) of a run's lines, split as the run reader splits them (at most two are looked for)."""
+    from .run_columns import read_run_bytes, split_lines
 
-    Raises
-    ------
-    UserError
-        The run cannot be read within the bounds (the message names the file and line).
-    """
-    from .inputs import iter_run_lines
-
+    data, problem = read_run_bytes(run_path)
     tags = set()
-    for _, line in iter_run_lines(run_path):
+    for _, line in split_lines(data):
         fields = line.decode("utf-8", errors="replace").split()
         if fields:
             tags.add(fields[-1])
             if len(tags) > 1:
-                break
+                return tags
+    if problem is not None:
+        raise problem
     return tags
 
 
