@@ -1,9 +1,4 @@
-"""Subcommands ``evaluate`` and ``validate`` (added through ``cli.COMMAND_MODULES``), and the ``--measures`` option.
-
-``--measures`` / ``-m`` is written as ir_measures takes measures (one string of several, several arguments, or
-commas); the command line's parser regroups its values first (:func:`regroup_measures`) so that ``-m`` before the
-positionals does not take them.
-"""
+"""Subcommands ``evaluate`` and ``validate``, and the ``--measures`` option of every command that takes it."""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ import sys
 
 from ..io.command_inputs import options_read
 from ..options import FILE_FORCE_HELP, MAX_HITS, MAX_PERMUTATIONS, bounded_int
-
-__all__ = ["MEASURES_HELP", "MeasuresAction", "add_commands", "add_measures_option", "regroup_measures"]
 
 #: The program name in the notes these commands print.
 PROG = "negplugins"
@@ -36,23 +29,15 @@ class MeasuresAction(argparse.Action):
 
 
 def add_measures_option(parser: argparse.ArgumentParser) -> None:
-    """``--measures`` / ``-m`` (``args.measures``: a list of measure strings, or None for the default).
-
-    Written as ir_measures takes measures: one string of several, several arguments, or commas. Values after
-    the first are taken only while they look like measures (:func:`regroup_measures`, called by the
-    suite's parser), so ``-m nDCG@10 comlq run.trec`` leaves the dataset and the run to the positionals.
-    """
+    """``--measures`` / ``-m``: a list of measure strings in ``args.measures``, None for the default."""
     parser.add_argument("--measures", "-m", nargs="+", action=MeasuresAction, metavar="MEASURE", help=MEASURES_HELP)
 
 
 def regroup_measures(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
     """``args`` with each ``-m``/``--measures`` written ``--measures=VALUE``, one per value it really has.
 
-    argparse gives an option of ``nargs="+"`` every following argument up to the next option, a positional
-    included (``-m nDCG@10 comlq run.trec`` took the dataset and the run). Here the option keeps its first
-    value, as argparse would, and the following ones only while each looks like a measure (its names are
-    registered measures, :func:`negplugins.measures.parsing.looks_like_measure`) and is not an existing file;
-    the first that does not is left to the positionals. A parser without the option gets ``args`` unchanged.
+    argparse would give ``nargs="+"`` every following positional; a further value is kept only while it looks like
+    a measure and is no existing file.
     """
     action = parser._option_string_actions.get("--measures")
     if not isinstance(action, MeasuresAction):
@@ -87,7 +72,7 @@ def _further_measure(text: str) -> bool:
 
 def _cmd_evaluate(args) -> int:
     from .reports import render
-    from .scoring import check_comparison, evaluate, evaluate_runs, read_inputs
+    from .scoring import Evaluator, check_comparison
 
     fmt = "json" if args.json else args.format
     inputs = [*args.run, *([args.baseline] if args.baseline else [])]
@@ -96,30 +81,29 @@ def _cmd_evaluate(args) -> int:
         from ..io.outputs import check_replaceable_file
 
         check_replaceable_file(args.output, inputs=inputs, force=args.force)
-    dataset = None
+    dataset = diagnosis = None
     if args.by_doc_field or args.without_docs or args.by_doc_field_k is not None:  # before the (long) evaluation
         from .. import datasets
         from .diagnostics import check_options
 
         dataset = datasets.load(args.dataset)
-        check_options(args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or (), dataset=dataset)
+        diagnosis = check_options(dataset, args.dataset, args.by_doc_field, args.by_doc_field_k, args.without_docs or ())
     comparing = len(args.run) > 1 or args.baseline is not None
     if comparing:  # a bad baseline or --permutations before any data is read
-        check_comparison(args.run, args.baseline if args.baseline is not None else 0, args.permutations)
-    # one pass: the dataset, its qrels, the measures and every run are read once, for all that follows
-    loaded = read_inputs(args.dataset, args.run, args.measures, dataset=dataset)
-    if not comparing:
-        result = evaluate(args.dataset, args.run[0], per_query=args.per_query, ties=args.ties, inputs=loaded)
+        baseline = check_comparison(args.run, args.baseline if args.baseline is not None else 0, args.permutations)
+    evaluator = Evaluator.load(args.dataset, args.measures, ties=args.ties, dataset=dataset)
+    runs = evaluator.read_runs(args.run)
+    if comparing:
+        result = evaluator.compare(runs, baseline, per_query=args.per_query, permutations=args.permutations,
+                                   progress=True)
     else:
-        result = evaluate_runs(args.dataset, args.run, per_query=args.per_query,
-                               baseline=args.baseline if args.baseline is not None else 0,
-                               permutations=args.permutations, progress=True, ties=args.ties, inputs=loaded)
+        _, path, run = runs[0]
+        result = evaluator.score(run, path, per_query=args.per_query)
     diagnostics = None
-    if args.by_doc_field or args.without_docs:
-        from .diagnostics import diagnose
+    if diagnosis is not None:
+        from .diagnostics import diagnose_runs
 
-        diagnostics = diagnose(args.dataset, args.run, field=args.by_doc_field, k=args.by_doc_field_k or 10,
-                               without=args.without_docs or (), ties=args.ties, inputs=loaded)
+        diagnostics = diagnose_runs(evaluator, runs, args.by_doc_field, *diagnosis)
     text = render(result, fmt, per_query=args.per_query, diagnostics=diagnostics)
     if args.output:
         from ..io.outputs import write_file_output
@@ -213,5 +197,4 @@ def add_commands(commands, runners) -> None:
     p.add_argument("run", nargs="+", help="TREC run file(s) (.gz accepted)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-check-docs", action="store_true", help="skip the document id check")
-    p.add_argument("--no-documents", dest="no_check_docs", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=_cmd_validate, reads=options_read("run"))

@@ -1,20 +1,7 @@
 """Diagnostics a paper table cannot show: where a run's top k comes from, and its scores without some documents.
 
-For a dataset whose documents carry a categorical field (ComLQ's ``origin``: ``evidence``, ``distractor``,
-``generated``):
-
-* **shares of the top k** (:func:`top_k_shares`): for each judged query with results, the fraction of its
-  top ``k`` documents (the suite's one ranking, :mod:`negplugins.measures.ranking`) having each value of
-  the field; the fractions of a query sum to 1 (a query with fewer than ``k`` results is divided by what
-  it has). Averaged over those queries (each counts once), overall and per subset.
-* **scores without a value** (:func:`without_docs`): the documents having the value are taken out of the
-  collection, i.e. out of every run (the documents below move up) and out of the qrels, and the measures
-  are computed again (with the evaluation's tie handling); a query left without any judgement is dropped from the qrels.
-
-``negplugins evaluate --by-doc-field FIELD [--by-doc-field-k K] [--without-docs FIELD=VALUE]`` is
-:func:`diagnose`; the output formats are in :mod:`negplugins.evaluation.reports`. The leaderboards show
-the same numbers for a benchmark whose spec names a ``doc_field`` (ComLQ: ``origin``, without
-``generated``).
+``negplugins evaluate --by-doc-field FIELD [--by-doc-field-k K] [--without-docs FIELD=VALUE]``; see
+docs/evaluation.md. The leaderboards show the same numbers for a benchmark whose spec names a ``doc_field``.
 """
 
 from __future__ import annotations
@@ -27,11 +14,7 @@ from ..errors import UserError
 from ..io.run_columns import RunColumns
 from ..measures.ranking import STOCK, canonical_order
 from ..options import MAX_HITS, check_distinct, check_int
-from .results import Evaluation, clean_float
-
-__all__ = ["DEFAULT_K", "MAX_VALUES", "NOT_IN_CORPUS", "DocFieldShares", "Removal", "Diagnostics",
-           "doc_fields", "doc_field_values", "top_k_shares", "check_options", "share_breakdown", "without_docs",
-           "parse_without", "diagnose"]
+from .results import Evaluation, clean_float, clean_groups
 
 #: Depth of the top-k shares unless given (``--by-doc-field-k``).
 DEFAULT_K = 10
@@ -43,11 +26,7 @@ NOT_IN_CORPUS = "(not in the corpus)"
 
 @dataclass
 class DocFieldShares:
-    """One run's top-``k`` shares per value of a document field.
-
-    ``overall`` maps each value to its mean share over the ``queries`` judged queries with results;
-    ``subsets`` maps each subset to ``{"queries": n, value: share, ...}``.
-    """
+    """One run's mean share of its top ``k`` per value of a document field, overall and per subset."""
 
     run: str
     field: str
@@ -60,8 +39,7 @@ class DocFieldShares:
     def to_dict(self) -> dict:
         return {"run": self.run, "field": self.field, "k": self.k, "queries": self.queries,
                 "overall": {v: clean_float(self.overall.get(v)) for v in self.values},
-                "subsets": {name: {key: (n if key == "queries" else clean_float(n)) for key, n in values.items()}
-                            for name, values in self.subsets.items()}}
+                "subsets": clean_groups(self.subsets)}
 
 
 @dataclass
@@ -83,7 +61,7 @@ class Removal:
 
 @dataclass
 class Diagnostics:
-    """What :func:`diagnose` returns: shares of the top ``k`` per run and the removals asked for."""
+    """Shares of the top ``k`` per run and the removals asked for."""
 
     dataset: str
     field: str | None
@@ -105,7 +83,7 @@ class Diagnostics:
 
 
 def doc_fields(dataset) -> list[str]:
-    """The fields of a dataset's documents other than ``doc_id`` (empty for a dataset without documents)."""
+    """The fields of a dataset's documents other than ``doc_id``."""
     if not dataset.has_docs():
         return []
     return [name for name in getattr(dataset.docs_cls(), "_fields", ()) if name != "doc_id"]
@@ -119,35 +97,9 @@ def _check_field(dataset, dataset_id: str, name: str, option: str) -> None:
 
 
 def doc_field_values(dataset, fields, dataset_id: str | None = None, option: str = "--by-doc-field"):
-    """Read the values of categorical document fields, in one pass over the corpus.
-
-    Every document's value is held in memory (a few hundred MB for a corpus of millions of documents).
-
-    Parameters
-    ----------
-    dataset
-        A loaded dataset with documents.
-    fields : iterable of str
-        Document fields (ComLQ ``origin``).
-    dataset_id : str, optional
-        How messages name the dataset (default: its id).
-    option : str
-        How messages name the option that asked for the fields.
-
-    Returns
-    -------
-    dict
-        ``{field: {doc_id: value}}``, every value as text (``True`` for a boolean).
-
-    Raises
-    ------
-    UserError
-        A field the documents do not have, or one with more than :data:`MAX_VALUES` distinct values.
-    """
+    """``{field: {doc_id: value as text}}`` of categorical document fields, in one pass over the corpus."""
     dataset_id = dataset_id or dataset.dataset_id()
     fields = list(dict.fromkeys(fields))
-    for name in fields:
-        _check_field(dataset, dataset_id, name, option)
     values: dict[str, dict[str, str]] = {name: {} for name in fields}
     distinct: dict[str, set] = {name: set() for name in fields}
     for doc in dataset.docs_iter():
@@ -164,24 +116,7 @@ def doc_field_values(dataset, fields, dataset_id: str | None = None, option: str
 
 
 def top_k_shares(run, doc_values, k: int, query_ids) -> tuple[dict[str, float], int]:
-    """Mean share of each value among the top ``k`` documents of the queries of ``query_ids``.
-
-    Parameters
-    ----------
-    run : dict
-        ``{query_id: {doc_id: score}}``.
-    doc_values : dict
-        ``{doc_id: value}``; a document not in it counts as :data:`NOT_IN_CORPUS`.
-    k : int
-        Depth (the documents ranked 1 to ``k`` in the one ranking).
-    query_ids : iterable of str
-        The queries averaged over; those with no result in ``run`` are skipped.
-
-    Returns
-    -------
-    tuple
-        ``({value: mean share}, queries averaged)``; only values that occur are keys.
-    """
+    """``({value: mean share}, queries averaged)`` of the top ``k`` (one ranking) over the queries with results."""
     totals: Counter = Counter()
     queries = 0
     for query_id in query_ids:
@@ -199,12 +134,7 @@ def top_k_shares(run, doc_values, k: int, query_ids) -> tuple[dict[str, float], 
 
 def share_breakdown(run, doc_values, k: int, qrels, groups=None, subsets=None, *, label: str = "", field: str = "",
                     values=None) -> DocFieldShares:
-    """A run's top-``k`` shares over the judged queries of ``qrels``, overall and per subset.
-
-    ``groups`` maps query ids to subsets (:func:`negplugins.datasets.query_groups`), ``subsets`` gives
-    their order; ``values`` the values listed (default: those that occur, sorted), each with a share
-    (0 where absent).
-    """
+    """A run's top-``k`` shares over the judged queries of ``qrels``, overall and per subset (``groups``)."""
     if isinstance(run, RunColumns):  # the documents the top k can hold, not the whole run
         run = run.top(k)
     overall, queries = top_k_shares(run, doc_values, k, qrels.keys())
@@ -226,11 +156,7 @@ def share_breakdown(run, doc_values, k: int, qrels, groups=None, subsets=None, *
 
 
 def without_docs(run, qrels, doc_values, value: str):
-    """``(run, qrels, judgements removed, queries dropped)`` with the documents whose value is ``value`` removed.
-
-    The documents leave the run (those below them move up: the ranking is by score) and the qrels; a query
-    left without any judgement leaves the qrels. Nothing is modified in place.
-    """
+    """``(run, qrels, judgements removed, queries dropped)`` without the documents whose value is ``value``."""
     removed = {doc_id for doc_id, v in doc_values.items() if v == value}
     new_run = {q: {d: s for d, s in docs.items() if d not in removed} for q, docs in run.items()}
     new_qrels, judged, dropped = {}, 0, 0
@@ -259,106 +185,53 @@ def _removals(without) -> list[tuple[str, str]]:
     return removals
 
 
-def check_options(dataset_id: str, field: str | None, k: int | None, without=(), dataset=None) -> None:
-    """Check the diagnostics asked for without reading any data: the fields exist, ``FIELD=VALUE`` parses.
-
-    ``dataset``: the dataset already loaded (loaded here otherwise).
-
-    Raises
-    ------
-    UserError
-        Unknown dataset or field, a malformed or repeated ``--without-docs``, or ``k`` without a field.
-    """
+def check_options(dataset, dataset_id: str, field: str | None, k: int | None, without=()):
+    """``(k, [(field, value)])`` of the diagnostics asked for, checked before any run is read."""
     if k is not None and field is None:
         raise UserError("--by-doc-field-k needs --by-doc-field")
-    dataset = dataset if dataset is not None else datasets.load(dataset_id)
+    removals = _removals(without)
+    if field is None and not removals:
+        raise UserError("nothing to diagnose: give a document field (--by-doc-field) or --without-docs FIELD=VALUE")
     if field is not None:
         _check_field(dataset, dataset_id, field, "--by-doc-field")
-    for name, _ in _removals(without):
+    for name, _ in removals:
         _check_field(dataset, dataset_id, name, "--without-docs")
+    return (DEFAULT_K if k is None else check_int(k, "--by-doc-field-k", 1, MAX_HITS)), removals
 
 
-def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int = DEFAULT_K, without=(),
-             measures=None, names=None, validate: bool = True, ties: str = STOCK, inputs=None) -> Diagnostics:
-    """Top-``k`` shares per value of a document field, and scores without the documents of some values.
+def diagnose(dataset_id: str, run_paths, *, field: str | None = None, k: int | None = None, without=(),
+             measures=None, ties: str = STOCK) -> Diagnostics:
+    """Top-``k`` shares per value of ``field``, and the runs scored without the documents of each ``FIELD=VALUE``."""
+    from .scoring import Evaluator
 
-    Parameters
-    ----------
-    dataset_id : str
-        A registered dataset id whose documents carry the field(s).
-    run_paths : list of path
-        TREC runs.
-    field : str, optional
-        The categorical document field to break the top ``k`` down by (``origin``); None: no shares.
-    k : int
-        Depth of the shares, 1 to :data:`~negplugins.options.MAX_HITS` (default 10).
-    without : iterable
-        ``"FIELD=VALUE"`` strings or ``(field, value)`` pairs: for each, the runs are scored again with
-        those documents removed (one removal at a time).
-    measures : list or str, optional
-        Measures of the removals (default: the dataset's, as :func:`~negplugins.evaluation.scoring.evaluate`).
-    names : list of str, optional
-        Labels of the runs (default: their file names).
-    validate : bool
-        Validate each run first (default).
-    ties : str
-        Tie handling of the removals' measures, as :func:`~negplugins.evaluation.scoring.evaluate` (default
-        ``"stock"``); the shares are always of the top ``k`` in the one ranking.
-    inputs : EvaluationInputs, optional
-        The dataset, qrels, measures and runs already read (:func:`~negplugins.evaluation.scoring.read_inputs`)
-        for the evaluation these diagnostics go with; ``run_paths``, ``measures``, ``names`` and ``validate``
-        are then not used, and nothing is read again.
+    evaluator = Evaluator.load(dataset_id, measures, ties=ties)
+    k, removals = check_options(evaluator.dataset, dataset_id, field, k, without)
+    return diagnose_runs(evaluator, evaluator.read_runs(run_paths), field, k, removals)
 
-    Raises
-    ------
-    UserError
-        Unknown dataset or field, a field that is not categorical, a VALUE no document has, ``k`` out of
-        range, or an invalid run.
-    """
-    from pathlib import Path
 
-    from .scoring import check_ties, read_inputs, score_run
-
-    check_ties(ties)
-    k = check_int(k, "--by-doc-field-k", 1, MAX_HITS)
-    removals_asked = _removals(without)
-    if field is None and not removals_asked:
-        raise UserError("nothing to diagnose: give a document field (--by-doc-field) or --without-docs FIELD=VALUE")
-    if inputs is None:
-        run_paths = [str(p) for p in run_paths]
-        names = list(names) if names is not None else [Path(p).name for p in run_paths]
-        dataset = datasets.load(dataset_id)
-    else:
-        dataset = inputs.dataset
-    for name in [*([field] if field else []), *(f for f, _ in removals_asked)]:
-        _check_field(dataset, dataset_id, name, "--by-doc-field" if name == field else "--without-docs")
-    if inputs is None:
-        inputs = read_inputs(dataset_id, run_paths, measures, names=names, validate=validate, dataset=dataset)
-    qrels, parsed, notes = inputs.qrels, inputs.measures, inputs.notes
-    names = [label for label, _, _ in inputs.runs]
-    runs = [run for _, _, run in inputs.runs]
-    values = doc_field_values(dataset, [*([field] if field else []), *(f for f, _ in removals_asked)], dataset_id)
-    for name, value in removals_asked:
+def diagnose_runs(evaluator, runs, field: str | None, k: int, removals) -> Diagnostics:
+    """:func:`diagnose` of runs ``[(label, path, run)]`` already read by ``evaluator``, options already checked."""
+    dataset, dataset_id, qrels = evaluator.dataset, evaluator.dataset_id, evaluator.qrels
+    values = doc_field_values(dataset, [*([field] if field else []), *(f for f, _ in removals)], dataset_id)
+    for name, value in removals:
         present = set(values[name].values())
         if value not in present:
             raise UserError(f"--without-docs: no document of {dataset_id} has {name}={value!r}; its values: "
                             + ", ".join(sorted(present)))
-    groups = datasets.query_groups(dataset)
-    subsets = datasets.ordered_subsets(dataset, (groups[q] for q in qrels if q in groups))
-    shares = []
-    field_values = []
+    shares, field_values = [], []
     if field is not None:
         field_values = sorted(set(values[field].values()))
-        shares = [share_breakdown(run, values[field], k, qrels, groups, subsets, label=label, field=field,
-                                  values=field_values) for run, label in zip(runs, names)]
-    removals = []
-    for name, value in removals_asked:
+        shares = [share_breakdown(run, values[field], k, qrels, evaluator.groups, evaluator.subsets, label=label,
+                                  field=field, values=field_values) for label, _, run in runs]
+    done = []
+    for name, value in removals:
         evaluations = []
         judged = dropped = 0
-        for run, label in zip(runs, names):
+        for label, _, run in runs:
             kept_run, kept_qrels, judged, dropped = without_docs(run, qrels, values[name], value)
-            evaluations.append(score_run(dataset_id, dataset, kept_qrels, kept_run, label, parsed, ties=ties))
+            evaluations.append(evaluator.on_qrels(kept_qrels).score(kept_run, label, label))
         documents = sum(1 for v in values[name].values() if v == value)
-        removals.append(Removal(name, value, documents, judged, dropped, evaluations))
-    return Diagnostics(dataset=dataset_id, field=field, k=k, values=field_values, shares=shares, removals=removals,
-                       breakdown_field=datasets.breakdown_field(dataset) if subsets else None, notes=list(notes))
+        done.append(Removal(name, value, documents, judged, dropped, evaluations))
+    return Diagnostics(dataset=dataset_id, field=field, k=k, values=field_values, shares=shares, removals=done,
+                       breakdown_field=datasets.breakdown_field(dataset) if evaluator.subsets else None,
+                       notes=list(evaluator.notes))

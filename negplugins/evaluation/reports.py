@@ -1,29 +1,4 @@
-"""Output formats of evaluations and comparisons: plain-text table, JSON, CSV and LaTeX.
-
-* ``table``  - aligned plain text: overall, per subset, significance, optionally per query;
-* ``json``   - :meth:`Evaluation.to_dict` / :meth:`Comparison.to_dict` (NaN written as ``null``);
-* ``csv``    - one tidy table, columns ``run,subset,query_id,measure,statistic,value``; ``statistic`` is
-  ``mean`` (overall ``subset=all`` or per subset), ``queries`` (queries averaged), ``value`` (per
-  query), or a test result against the baseline (``mean_diff``, ``ci95_low``, ``ci95_high``, ``p_t``,
-  ``p_t_holm``, ``p_randomization``, ``p_randomization_holm``, ``n``);
-* ``latex``  - a booktabs ``tabular`` (overall, then per subset); with several runs the best value of
-  each column is bold (:func:`~negplugins.rendering.text.best_marks`: the smallest for a lower-is-better measure, every run that
-  shows it, none when all runs show the same value) and a dagger marks a significant difference from the baseline (Holm-corrected
-  randomization test, p < :data:`~negplugins.evaluation.significance.ALPHA`, 0.05). Per-query values, the negation split and diagnostics are not written as
-  LaTeX.
-
-Every format says how ties were handled (``ties``, :mod:`negplugins.measures.ranking`): the table's last line
-before the notes, the JSON field ``ties``, a LaTeX comment; CSV, whose rows have no place for it, leaves it to the
-command line, which notes it on standard error.
-
-Where the benchmark marks its negation queries (ComLQ ``has_negation``, BoolQuestions ``question_type``
-``not``), the table adds the means over the negation queries and over the others, CSV rows with
-``subset`` ``(negation)`` / ``(no negation)``, and JSON a ``negation_split`` object.
-
-Diagnostics (:mod:`negplugins.evaluation.diagnostics`, ``--by-doc-field``, ``--without-docs``) follow the
-evaluation: table sections; in CSV, rows whose ``measure`` is ``share@K[FIELD=VALUE]`` (statistic
-``mean``, or ``queries``) and ``MEASURE[without FIELD=VALUE]``; in JSON, a ``diagnostics`` object.
-"""
+"""Evaluations and comparisons as a plain-text table, JSON, CSV or LaTeX (docs/evaluation.md, "Output formats")."""
 
 from __future__ import annotations
 
@@ -36,8 +11,6 @@ from ..measures import lower_is_better
 from ..measures.ranking import TIE_HANDLING
 from ..rendering.text import best_marks, json_text, latex_text, number, p_value
 from .significance import ALPHA
-
-__all__ = ["FORMATS", "render", "evaluation_table", "diagnostics_table", "ties_line"]
 
 FORMATS = ("table", "json", "csv", "latex")
 _TEST_KEYS = ("n", "mean_diff", "ci95_low", "ci95_high", "t", "p_t", "p_t_holm", "p_randomization",
@@ -54,6 +27,10 @@ def _p(value) -> str:
     return p_value(value, missing="n/a", below="<0.0001")
 
 
+def _means(values, measures, digits) -> list[str]:
+    return [_fmt(values.get(m), digits) for m in measures]
+
+
 def _grid(header, rows) -> str:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(cell).ljust(w) if i == 0 else str(cell).rjust(w)
@@ -65,20 +42,16 @@ def _grid(header, rows) -> str:
 def evaluation_table(ev, digits: int = 4) -> str:
     """One run: a row overall, then one row per subset (and the negation split, where the benchmark has one)."""
     header = [ev.breakdown_field or "subset", "queries", *ev.measures]
-    rows = [["all", str(ev.queries), *(_fmt(ev.overall.get(m), digits) for m in ev.measures)]]
+    rows = [["all", str(ev.queries), *_means(ev.overall, ev.measures, digits)]]
     for name, values in ev.subsets.items():
-        rows.append([name, str(values["queries"]), *(_fmt(values.get(m), digits) for m in ev.measures)])
+        rows.append([name, str(values["queries"]), *_means(values, ev.measures, digits)])
     text = _grid(header, rows)
     if ev.negation:
-        text += f"\n\nBy negation ({_negation_heading(ev)})\n" + _grid(
+        text += f"\n\nBy negation (query field {ev.negation_field})\n" + _grid(
             ["group", "queries", *ev.measures],
-            [[name, str(values["queries"]), *(_fmt(values.get(m), digits) for m in ev.measures)]
+            [[name, str(values["queries"]), *_means(values, ev.measures, digits)]
              for name, values in ev.negation.items()])
     return text
-
-
-def _negation_heading(ev) -> str:
-    return f"query field {ev.negation_field}"
 
 
 def _per_query_rows(ev):
@@ -136,14 +109,14 @@ def _comparison_table(cmp, digits, per_query) -> str:
             for ev in cmp.evaluations:
                 values = ev.subsets.get(name, {})
                 sub_rows.append([name, ev.label, str(values.get("queries", "")),
-                                 *(_fmt(values.get(m), digits) for m in cmp.measures)])
+                                 *_means(values, cmp.measures, digits)])
         parts.append(f"\nPer {base.breakdown_field}")
         parts.append(_grid([base.breakdown_field or "subset", "run", "queries", *cmp.measures], sub_rows))
     if base.negation:
         neg_rows = [[name, ev.label, str(ev.negation.get(name, {}).get("queries", "")),
-                     *(_fmt(ev.negation.get(name, {}).get(m), digits) for m in cmp.measures)]
+                     *_means(ev.negation.get(name, {}), cmp.measures, digits)]
                     for name in base.negation for ev in cmp.evaluations]
-        parts.append(f"\nBy negation ({_negation_heading(base)})")
+        parts.append(f"\nBy negation (query field {base.negation_field})")
         parts.append(_grid(["group", "run", "queries", *cmp.measures], neg_rows))
     if per_query:
         parts.append("\nPer query")
@@ -212,7 +185,6 @@ def _latex(evaluations, tests, digits) -> str:
             text += r"$^\dagger$"
         return text
 
-    columns = "l" + ("l" if not several else "") + "r" * len(measures)
     head = [("Run" if several else latex_text(evaluations[0].breakdown_field or "Subset"))]
     lines = [rf"\begin{{tabular}}{{{'l' + 'r' * len(measures)}}}", r"\toprule",
              " & ".join([*head, *(latex_text(m) for m in measures)]) + r" \\", r"\midrule"]
@@ -228,7 +200,6 @@ def _latex(evaluations, tests, digits) -> str:
             for name, values in ev.subsets.items():
                 lines.append(" & ".join([latex_text(name), *(cell(ev, None, m, values) for m in measures)]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    del columns
     if several and evaluations[0].subsets:
         field = latex_text(evaluations[0].breakdown_field or "Subset")
         lines += ["", rf"\begin{{tabular}}{{ll{'r' * len(measures)}}}", r"\toprule",
@@ -251,11 +222,7 @@ def _latex(evaluations, tests, digits) -> str:
 
 
 def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4, diagnostics=None) -> str:
-    """Format an :class:`~negplugins.evaluation.scoring.Evaluation` or :class:`~negplugins.evaluation.scoring.Comparison`.
-
-    ``diagnostics`` (a :class:`~negplugins.evaluation.diagnostics.Diagnostics`) is added after the
-    evaluation (table, CSV) or as its ``diagnostics`` object (JSON); LaTeX refuses it.
-    """
+    """An evaluation or comparison in ``fmt``, with ``diagnostics`` after it (LaTeX refuses them)."""
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -304,11 +271,10 @@ def diagnostics_table(diag, digits: int = 4) -> str:
                      "results; each query's shares sum to 1)")
         rows = []
         for shares in diag.shares:
-            rows.append([shares.run, "all", str(shares.queries), *(_fmt(shares.overall.get(v), digits)
-                                                                   for v in shares.values)])
+            rows.append([shares.run, "all", str(shares.queries), *_means(shares.overall, shares.values, digits)])
             for name, values in shares.subsets.items():
                 rows.append([shares.run, name, str(values["queries"]),
-                             *(_fmt(values.get(v), digits) for v in shares.values)])
+                             *_means(values, shares.values, digits)])
         values = diag.shares[0].values if diag.shares else diag.values
         parts.append(_grid(["run", subset_name, "queries", *values], rows))
     for removal in diag.removals:
@@ -320,12 +286,12 @@ def diagnostics_table(diag, digits: int = 4) -> str:
         measures = removal.evaluations[0].measures if removal.evaluations else []
         rows = []
         for ev in removal.evaluations:
-            rows.append([ev.label, "all", str(ev.queries), *(_fmt(ev.overall.get(m), digits) for m in measures)])
+            rows.append([ev.label, "all", str(ev.queries), *_means(ev.overall, measures, digits)])
             for name, values in ev.subsets.items():
-                rows.append([ev.label, name, str(values["queries"]), *(_fmt(values.get(m), digits) for m in measures)])
+                rows.append([ev.label, name, str(values["queries"]), *_means(values, measures, digits)])
             for name, values in ev.negation.items():
                 rows.append([ev.label, f"({name})", str(values["queries"]),
-                             *(_fmt(values.get(m), digits) for m in measures)])
+                             *_means(values, measures, digits)])
         parts.append(_grid(["run", diag.breakdown_field or "subset", "queries", *measures], rows))
     return "\n".join(parts)
 

@@ -1,8 +1,4 @@
-"""The records an evaluation returns: :class:`Evaluation` (one run) and :class:`Comparison` (several runs).
-
-Both turn into plain dicts and JSON (NaN as ``null``); the text formats are in
-:mod:`negplugins.evaluation.reports`.
-"""
+"""The records an evaluation returns, :class:`Evaluation` (one run) and :class:`Comparison`, as dicts and JSON."""
 
 from __future__ import annotations
 
@@ -13,8 +9,6 @@ from pathlib import Path
 from ..measures.ranking import STOCK
 from ..rendering.text import json_text
 
-__all__ = ["Evaluation", "Comparison", "clean_float"]
-
 
 def clean_float(value):
     """A float for JSON: NaN and infinities become None."""
@@ -24,26 +18,18 @@ def clean_float(value):
     return value if math.isfinite(value) else None
 
 
+def clean_groups(groups: dict) -> dict:
+    """``{group: {"queries": n, key: mean}}`` for JSON: each mean through :func:`clean_float`."""
+    return {name: {k: (v if k == "queries" else clean_float(v)) for k, v in values.items()}
+            for name, values in groups.items()}
+
+
 @dataclass
 class Evaluation:
-    """Scores of one run on one dataset.
+    """Scores of one run on one dataset: means overall, per subset and per negation group (NaN: no query
+    eligible), queries averaged per measure, and optionally per-query values.
 
-    ``overall`` and each ``subsets[name]`` map measure names to the mean (NaN when no query is
-    eligible); ``subsets[name]["queries"]`` is the number of judged queries in the subset.
-    ``per_query`` (when asked for) maps measure names to ``{query_id: value}``, with values only for
-    the eligible queries. ``counts`` gives, per measure, the number of queries averaged.
-    ``negation`` holds the same aggregates over the negation queries and the others
-    (``{"negation": {...}, "no negation": {...}}``, each with its ``queries``), where the benchmark marks
-    them by the query field ``negation_field`` and the dataset has both kinds; empty otherwise.
-    ``data_origin`` lists the derived copies the dataset was read from instead of its release
-    (:func:`negplugins.datasets.data_origins`; empty: the release), each also named in ``notes``.
-    ``query_groups`` and ``negation_groups`` map each judged query to its subset and group, and
-    ``per_query_ids`` lists the judged queries the overall means are over, and ``units`` maps, for a measure
-    whose one value is given to several queries (``PairedAcc``: both queries of a NevIR pair), each such query
-    to its unit (the pair's first query): confidence intervals count a unit once
-    (:func:`negplugins.evaluation.significance.evaluation_intervals`).
-    ``ties`` is the tie handling the values were computed with (``"stock"`` or ``"one-ranking"``, see
-    :mod:`negplugins.measures.ranking`).
+    ``units`` maps, for a measure whose one value several queries share (PairedAcc), each query to its unit.
     """
 
     dataset: str
@@ -75,17 +61,13 @@ class Evaluation:
             "dataset": self.dataset, "run": self.run, "name": self.label, "measures": self.measures,
             "ties": self.ties, "queries": self.queries, "overall": {m: clean_float(v) for m, v in self.overall.items()},
             "counts": dict(self.counts), "breakdown_field": self.breakdown_field,
-            "subsets": {name: {k: (v if k == "queries" else clean_float(v)) for k, v in values.items()}
-                        for name, values in self.subsets.items()},
+            "subsets": clean_groups(self.subsets),
             "notes": list(self.notes),
         }
         if self.data_origin:
             record["data_origin"] = [dict(origin) for origin in self.data_origin]
         if self.negation:
-            record["negation_split"] = {
-                "field": self.negation_field,
-                "groups": {name: {k: (v if k == "queries" else clean_float(v)) for k, v in values.items()}
-                           for name, values in self.negation.items()}}
+            record["negation_split"] = {"field": self.negation_field, "groups": clean_groups(self.negation)}
         if per_query and self.per_query is not None:
             record["per_query"] = {m: {q: clean_float(v) for q, v in values.items()} for m, values in self.per_query.items()}
         return record
@@ -102,7 +84,7 @@ class Evaluation:
 
 @dataclass
 class Comparison:
-    """Several runs on one dataset, each tested against the baseline (see :mod:`negplugins.evaluation.significance`)."""
+    """Several runs on one dataset, each tested against the baseline."""
 
     dataset: str
     measures: list[str]

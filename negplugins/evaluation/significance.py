@@ -1,21 +1,6 @@
-"""Paired significance tests between runs on the same queries.
+"""Paired significance tests between runs on the same queries: t-test, randomization test, Holm, t intervals.
 
-* :func:`paired_t_test` - two-sided paired t-test (``scipy.stats.ttest_rel``);
-* :func:`randomization_test` - two-sided paired randomization (sign-flip permutation) test of the
-  mean difference, vectorised with NumPy: exact (all 2^n sign assignments) when 2^n is at most the
-  number of permutations asked for, otherwise Monte Carlo with a fixed seed, p = (hits + 1) / (B + 1);
-  ``permutations`` is 1 to :data:`negplugins.options.MAX_PERMUTATIONS` (10^6; time grows linearly
-  with it, memory stays at one chunk of 1,000 sign vectors);
-* :func:`mean_confidence_interval` - the t-based 95% confidence interval of a mean over queries, and
-  :func:`evaluation_intervals` the intervals of every mean of an evaluation (overall, per subset, negation split);
-* :func:`t_confidence_interval` - the t-based 95% confidence interval of the mean difference;
-* :func:`holm` - Holm's step-down correction of a family of p-values;
-* :func:`wins_losses_ties` - per query, how often a run beats, loses to or ties with the baseline.
-
-:func:`compare` tests every run against a baseline, per measure, on the queries for which the measure
-has a value in both runs, and corrects the p-values with Holm across the runs (per measure and test).
-A measure whose one value is given to several queries (``units``: PairedAcc, one value per NevIR pair given to
-both its queries) is tested, bounded and counted per unit (:func:`by_unit`): a pair counts once, never twice.
+What is tested and how: docs/evaluation.md, "Significance".
 """
 
 from __future__ import annotations
@@ -27,37 +12,19 @@ import numpy as np
 
 from ..options import MAX_PERMUTATIONS, check_int
 
-__all__ = ["ALPHA", "PERMUTATIONS", "SEED", "TIE_TOLERANCE", "CI_METHOD", "paired_t_test", "randomization_test",
-           "mean_confidence_interval", "evaluation_intervals", "t_confidence_interval", "holm", "compare",
-           "wins_losses_ties", "by_unit"]
-
-#: Significance level, the one the suite uses everywhere: a run differs significantly from the baseline when
-#: its Holm-corrected randomization-test p-value is below ``ALPHA`` (the marks of ``negplugins evaluate``'s
-#: table and LaTeX output, and of the leaderboards).
+#: A run differs significantly from the baseline when its Holm-corrected randomization p-value is below this.
 ALPHA = 0.05
 PERMUTATIONS = 10_000
 SEED = 20240611
 _CHUNK = 1000
 #: Two per-query values closer than this are a tie (:func:`wins_losses_ties`).
 TIE_TOLERANCE = 1e-9
-#: ``compare(progress=True)`` shows a progress bar when the tests draw at least this many sign vectors in all
-#: (10^6 vectors take tens of seconds on one core for a few thousand queries).
+#: ``compare(progress=True)`` shows a progress bar from this many sign vectors in all (tens of seconds).
 PROGRESS_FROM = 1_000_000
-
-#: Called with the number of sign vectors just drawn.
-Progress = Callable[[int], None]
-
-
-#: ``{measure: {query_id: unit}}``: the queries that share one value of a measure, mapped to their unit.
-Units = Mapping[str, Mapping[str, str]]
 
 
 def by_unit(values: Mapping[str, float], units: Mapping[str, str] | None = None) -> dict[str, float]:
-    """``{unit: value}``: the mean of each unit's non-NaN values, in the order of ``values``.
-
-    A query that ``units`` does not map is its own unit; the two queries of a NevIR pair, which share the pair's
-    PairedAcc, give one value for the pair.
-    """
+    """``{unit: value}``: the mean of each unit's non-NaN values (a query ``units`` does not map is its own unit)."""
     units = units or {}
     shared: dict[str, list[float]] = {}
     for query_id, value in values.items():
@@ -88,15 +55,10 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]
 
 
 def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int = PERMUTATIONS,
-                       seed: int = SEED, progress: Progress | None = None) -> float:
-    """Two-sided p-value of the paired randomization test of the mean of ``b - a``.
+                       seed: int = SEED, progress: Callable[[int], None] | None = None) -> float:
+    """Two-sided p-value of the paired sign-flip randomization test of the mean of ``b - a``.
 
-    ``progress``, if given, is called with the number of sign vectors drawn after each chunk.
-
-    Raises
-    ------
-    UserError
-        ``permutations`` is not an integer from 1 to :data:`~negplugins.options.MAX_PERMUTATIONS`.
+    Exact when 2^n is at most ``permutations``, else Monte Carlo with ``seed``: p = (hits + 1) / (B + 1).
     """
     permutations = check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
     d = _diffs(a, b)
@@ -151,22 +113,9 @@ def t_confidence_interval(a: Sequence[float], b: Sequence[float], level: float =
 
 
 def evaluation_intervals(evaluation) -> dict:
-    """The 95% confidence interval (:func:`mean_confidence_interval`) of every mean of an evaluation.
+    """The 95% interval of every mean of an evaluation scored with its per-query values, each unit once.
 
-    Parameters
-    ----------
-    evaluation : Evaluation
-        Scored with its per-query values (``per_query=True``).
-
-    Returns
-    -------
-    dict
-        ``{"overall": {measure: [low, high]}, "subsets": {subset: {...}}, "negation_split": {group: {...}}}``,
-        each over the queries its mean is taken over (those of the qrels, of the subset or of the group with a
-        value for the measure); ``None`` for a bound that cannot be had (fewer than 2 values). A measure whose
-        value several queries share (the evaluation's ``units``: PairedAcc, one value per NevIR pair given to
-        both its queries) counts each unit once: the mean is the same, and the interval is not made narrower
-        by counting a pair twice.
+    ``{"overall": {measure: [low, high]}, "subsets": {...}, "negation_split": {...}}``; None for a missing bound.
     """
     per_query = evaluation.per_query or {}
 
@@ -202,30 +151,11 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 def compare(per_query: Sequence[Mapping[str, Mapping[str, float]]], measures: Sequence[str], baseline: int = 0,
             permutations: int = PERMUTATIONS, seed: int = SEED, progress: bool = False,
-            units: Units | None = None) -> list[dict | None]:
-    """Test every run against ``per_query[baseline]``.
+            units: Mapping[str, Mapping[str, str]] | None = None) -> list[dict | None]:
+    """Test every run against ``per_query[baseline]``, per measure, on the units with a value in both.
 
-    Parameters
-    ----------
-    per_query : list of {measure: {query_id: value}}
-        One entry per run.
-    measures : list of str
-    baseline : int
-        Index of the baseline run.
-    permutations : int
-        Of the randomization test, 1 to :data:`~negplugins.options.MAX_PERMUTATIONS`.
-    progress : bool
-        Show a progress bar on standard error when the tests draw at least :data:`PROGRESS_FROM` sign
-        vectors in all (off by default: library calls stay quiet).
-    units : {measure: {query_id: unit}}, optional
-        The queries that share one value of a measure (the evaluation's ``units``): the tests pair, bound and
-        count each unit once (:func:`by_unit`), so ``n`` is the number of NevIR pairs for PairedAcc.
-
-    Returns
-    -------
-    list
-        ``None`` for the baseline; otherwise ``{measure: {"n", "baseline_mean", "mean", "mean_diff",
-        "ci95", "t", "p_t", "p_randomization", "p_t_holm", "p_randomization_holm"}}``.
+    ``None`` for the baseline, else ``{measure: {"n", "mean_diff", "ci95", "p_t", "p_randomization", ...}}``,
+    Holm-corrected across the runs; ``progress`` shows a bar for long tests.
     """
     permutations = check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
     results: list[dict | None] = [None if i == baseline else {} for i in range(len(per_query))]
@@ -277,24 +207,7 @@ def _compare_measures(per_query, measures, baseline, permutations, seed, results
 
 def wins_losses_ties(baseline: Mapping[str, float], run: Mapping[str, float], lower_is_better: bool = False,
                      units: Mapping[str, str] | None = None) -> dict:
-    """Per query, whether ``run`` beats the baseline, loses to it or ties with it on one measure.
-
-    Parameters
-    ----------
-    baseline, run : mapping
-        ``{query_id: value}`` of the measure, for the queries it is defined on (as
-        :attr:`~negplugins.evaluation.results.Evaluation.per_query` holds them).
-    lower_is_better : bool
-        The measure is better when smaller (a win is then a smaller value).
-    units : {query_id: unit}, optional
-        The queries that share the measure's one value (PairedAcc: a NevIR pair), counted once per unit.
-
-    Returns
-    -------
-    dict
-        ``{"wins", "losses", "ties", "n"}`` over the ``n`` queries (units) with a (non-NaN) value in both, those
-        :func:`compare` tests on; values within :data:`TIE_TOLERANCE` of each other tie.
-    """
+    """``{"wins", "losses", "ties", "n"}`` of ``run`` against the baseline over the units with a value in both."""
     baseline, run = by_unit(baseline, units), by_unit(run, units)
     wins = losses = ties = 0
     for query_id in baseline.keys() & run.keys():

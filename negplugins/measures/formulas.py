@@ -1,8 +1,7 @@
-"""Per-query values of the rank-based negation measures, exactly as docs/measures.md defines them.
+"""Per-query values of the rank-based negation measures, as docs/measures.md defines them.
 
-Each formula takes a query's :class:`Judgements`, the ranks of its judged documents in the run (see
-:func:`negplugins.measures.ranking.judged_ranks`; a missing document has no rank and is never in the
-top k) and the cutoff k, and returns the value, or None where the measure is not defined on the query.
+Each takes a query's :class:`Judgements`, the ranks of its judged documents (a missing one has none) and the
+cutoff k, and returns the value, or None where the measure is not defined on the query.
 """
 
 import math
@@ -10,32 +9,21 @@ from typing import NamedTuple
 
 
 class Judgements(NamedTuple):
-    """The judged documents of one query.
-
-    Attributes
-    ----------
-    positives : tuple of str
-        doc_ids with relevance > 0.
-    negatives : tuple of str
-        doc_ids with relevance < 0 (explicit negatives).
-    """
+    """The judged documents of one query: positives (relevance > 0) and negatives (relevance < 0)."""
 
     positives: tuple
     negatives: tuple
 
 
 def _best_rank(doc_ids, ranks):
-    """Return the best (lowest) rank among ``doc_ids``, or infinity when none is ranked."""
     return min((ranks[doc_id] for doc_id in doc_ids if doc_id in ranks), default=math.inf)
 
 
 def _count_in_top(doc_ids, ranks, cutoff):
-    """Return how many of ``doc_ids`` rank within the top ``cutoff``."""
     return sum(1 for doc_id in doc_ids if ranks.get(doc_id, math.inf) <= cutoff)
 
 
 def _reciprocal_rank(rank, cutoff):
-    """Return 1 / rank within the cutoff, else 0."""
     return 1 / rank if rank <= cutoff else 0.
 
 
@@ -63,11 +51,7 @@ def delta_recall(judgements, ranks, cutoff):
 
 
 def right_rank(judgements, ranks, cutoff):
-    """1 if the best positive is in the top k and above every negative; needs a positive and a negative.
-
-    A negative outside the top k cannot rank above a positive inside it, so comparing the best ranks
-    is enough.
-    """
+    """1 if the best positive is in the top k and above every negative; needs a positive and a negative."""
     if not judgements.positives or not judgements.negatives:
         return None
     best_positive = _best_rank(judgements.positives, ranks)
@@ -82,20 +66,7 @@ def negative_recall(judgements, ranks, cutoff):
 
 
 def lsnc(judgements, ranks, cutoff):
-    """-log((V + 1) / (k + 1)) / log(k + 1), V = |N in top k|; defined on every query (V = 0 without negatives).
-
-    Which queries are averaged is LSNC's ``over`` parameter, applied by the provider.
-    """
+    """-log((V + 1) / (k + 1)) / log(k + 1), V = |N in top k|; defined on every query (V = 0 without negatives)."""
     violations = _count_in_top(judgements.negatives, ranks, cutoff)
     return -math.log((violations + 1) / (cutoff + 1)) / math.log(cutoff + 1)
 
-
-#: Formula of each rank-based measure, by measure NAME.
-RANK_FORMULAS = {
-    'PosRR': positive_rr,
-    'DeltaMRR': delta_mrr,
-    'DeltaR': delta_recall,
-    'RightRank': right_rank,
-    'NegRecall': negative_recall,
-    'LSNC': lsnc,
-}

@@ -1,10 +1,6 @@
-"""NevIR query pairs, recovered from the qrels alone, and their paired accuracy.
+"""NevIR query pairs, recovered from the qrels alone (docs/measures.md, PairedAcc).
 
-A query is a pair member candidate when it judges exactly two documents, one positive (relevance > 0)
-and one negative (relevance < 0). Two candidates form a pair when their documents are the same with
-mirrored labels (q1: d1 +, d2 -; q2: d2 +, d1 -). Where more than one query judges the same
-(positive, negative) combination the pairing is ambiguous and those queries form no pair. Candidates
-left without a pair are returned too, so that the provider can name them rather than drop them silently.
+A candidate judges exactly one positive and one negative; two candidates pair when their documents are mirrored.
 """
 
 import math
@@ -21,52 +17,16 @@ class PairMember(NamedTuple):
 
 
 class Pairing(NamedTuple):
-    """The pairs recovered from qrels, and the pair-shaped queries that form none.
-
-    Attributes
-    ----------
-    pairs : list of tuple of PairMember
-        The complete pairs, each ordered by query_id, sorted by their first query_id.
-    incomplete : list of str
-        Candidates whose mirrored partner is missing from the qrels, sorted.
-    ambiguous : list of str
-        Candidates that share their (positive, negative) documents with another query, or whose mirror
-        does, so that no unique pair exists; sorted.
-    """
+    """The complete pairs (each ordered by query id, sorted), and the sorted ids of the pair-shaped queries
+    whose mirrored partner is missing (``incomplete``) or not unique (``ambiguous``)."""
 
     pairs: list
     incomplete: list
     ambiguous: list
 
 
-def recover_pairs(qrels):
-    """Find the complete NevIR pairs in the qrels.
-
-    Parameters
-    ----------
-    qrels : dict of str to dict of str to int
-        query_id to doc_id to relevance.
-
-    Returns
-    -------
-    list of tuple of PairMember
-        The complete pairs, each ordered by query_id, sorted by their first query_id.
-    """
-    return find_pairs(qrels).pairs
-
-
-def find_pairs(qrels):
-    """Find the complete NevIR pairs in the qrels, and the candidates left without one.
-
-    Parameters
-    ----------
-    qrels : dict of str to dict of str to int
-        query_id to doc_id to relevance.
-
-    Returns
-    -------
-    Pairing
-    """
+def find_pairs(qrels) -> Pairing:
+    """The complete NevIR pairs of ``{query_id: {doc_id: relevance}}``, and the candidates left without one."""
     candidates = defaultdict(list)
     for query_id, judged in qrels.items():
         if len(judged) != 2:
@@ -89,18 +49,6 @@ def find_pairs(qrels):
 
 
 def query_correct(member, run):
-    """Tell whether a query scores its positive strictly above its negative.
-
-    Parameters
-    ----------
-    member : PairMember
-        The query and its two documents.
-    run : dict of str to dict of str to float
-        query_id to doc_id to score; a missing document scores -inf, so a tie or both missing is wrong.
-
-    Returns
-    -------
-    bool
-    """
+    """Whether a query scores its positive strictly above its negative (a missing document scores -inf)."""
     scored_docs = run.get(member.query_id, {})
     return scored_docs.get(member.positive, -math.inf) > scored_docs.get(member.negative, -math.inf)

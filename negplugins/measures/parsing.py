@@ -1,13 +1,6 @@
-"""Parsing measure names, with suggestions for names ir_measures does not know.
+"""The one parser of measure names: ir_measures' syntax, trec_eval's ``name_k``, with parameters checked.
 
-Parameters are checked here, before any provider sees them: pytrec_eval's C code aborts the whole
-process (SIGABRT) on ``nDCG@0``, and ir_measures accepts ``nDCG@1.5`` or ``nDCG@10000000000``.
-
-Several measures are written as ir_measures' command line takes them, one string separated by spaces
-(``"nDCG@10 LSNC@100"``), as several strings, or separated by commas (``nDCG@10,RR@10``); a space or a
-comma inside a measure's parentheses (``nDCG(judged_only=True, dcg='exp-log2')@10``) does not split it
-(:func:`split_measures`). This is the one parser of measure names in the suite: ``negplugins evaluate -m``,
-the Python API and the leaderboards all go through :func:`parse_measures`.
+Parameters are checked before any provider sees them (pytrec_eval aborts the process on ``nDCG@0``).
 """
 
 import difflib
@@ -18,8 +11,6 @@ import ir_measures
 from ..errors import UserError
 from ..options import MAX_CUTOFF, int_range
 from .declarations import MEASURES
-
-__all__ = ['MeasureError', 'ACCEPTED_FORMS', 'parse_measures', 'split_measures', 'looks_like_measure']
 
 
 class MeasureError(UserError, ValueError):
@@ -37,29 +28,9 @@ _OWN_MEASURES = {measure.NAME: measure for measure in MEASURES}
 
 
 def parse_measures(measures):
-    """Parse measures written in ir_measures' syntax, failing with suggestions on unknown names.
+    """Parse measure strings (each one or several, :func:`split_measures`) or measures, in the order given.
 
-    Besides ``parse_measure``'s syntax (``RightRank@10``, ``nDCG(judged_only=True)@10``), the
-    negation measures with a cutoff also accept trec_eval's ``name_k`` / ``name.k`` (``LSNC_100``).
-
-    Parameters
-    ----------
-    measures : str or iterable of (str or ir_measures.Measure)
-        Measure strings, each holding one measure or several separated by spaces or commas
-        (:func:`split_measures`), or measures.
-
-    Returns
-    -------
-    list of ir_measures.Measure
-        In the order given (a measure given twice is kept twice, as written).
-
-    Raises
-    ------
-    MeasureError
-        (a ``ValueError`` and a :class:`~negplugins.errors.UserError`) For an unknown name, listing the
-        closest registered names (or all of them when none is close); for a measure ir_measures cannot
-        parse, with the accepted forms; for an unknown parameter or a parameter of the wrong type; for a
-        cutoff that is not an integer from 1 to :data:`~negplugins.options.MAX_CUTOFF`; for no measure at all.
+    A :class:`MeasureError` names an unknown measure with the closest names, or a bad parameter or cutoff.
     """
     if isinstance(measures, str):
         measures = [measures]
@@ -75,11 +46,7 @@ _OPENING, _CLOSING = '([{', ')]}'
 
 
 def split_measures(text: str) -> list[str]:
-    """The measures of one string: split at spaces and commas outside parentheses, brackets and quotes.
-
-    ``"nDCG@10 LSNC@100"`` and ``"nDCG@10,LSNC@100"`` give ``["nDCG@10", "LSNC@100"]``;
-    ``"nDCG(judged_only=True, dcg='exp-log2')@10"`` stays one measure.
-    """
+    """The measures of one string, split at spaces and commas outside parentheses, brackets and quotes."""
     parts, current, depth, quote = [], [], 0, None
     for char in text:
         if quote:
@@ -100,12 +67,7 @@ def split_measures(text: str) -> list[str]:
 
 
 def looks_like_measure(text: str) -> bool:
-    """Whether every measure of ``text`` (:func:`split_measures`) starts with a registered measure's name.
-
-    The command line uses it to tell a further value of ``-m`` from a positional argument (a dataset id or a
-    run file), without judging the rest of the measure: ``nDCG@0`` looks like one and is then refused with its
-    own message.
-    """
+    """Whether every measure of ``text`` starts with a registered measure's name (``-m``'s further values)."""
     pieces = split_measures(text)
     for piece in pieces:
         trec_style = _TREC_STYLE_CUTOFF.fullmatch(piece)
@@ -152,8 +114,7 @@ def _parameter_message(text, name, measure=None):
 
 
 def _accepted(measure, subject=None):
-    """What ``measure`` takes: ``"LSNC accepts cutoff (int, as @k), over (str)"`` or ``"PairedAcc takes no
-    parameters"``; ``subject`` replaces the measure's name (``"it accepts ..."``)."""
+    """What ``measure`` takes, as ``LSNC accepts cutoff (int, as @k), over (str)``."""
     subject = subject or measure.NAME
     params = measure.SUPPORTED_PARAMS
     if not params:

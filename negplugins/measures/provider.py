@@ -1,20 +1,7 @@
-"""The ir_measures provider that computes the negation measures.
+"""The ir_measures provider of the negation measures, dispatching to each measure's declaration.
 
-The provider ranks every run it is given itself, in the suite's one ranking (score descending at full
-precision, ties by doc_id descending; see :mod:`negplugins.measures.ranking`, where the convention is
-documented), from the scores as they are: whichever ir_measures entry point, PyTerrier or ``negplugins evaluate``
-calls it, the suite's measures see the same order. PairedAcc compares a query's two raw scores, not ranks, so a
-tie is wrong there.
-
-The provider emits a value only for the queries a measure is defined on: PosRR on queries with a
-positive, DeltaMRR, DeltaR and RightRank on queries with at least one positive and one negative,
-NegRecall on queries with at least one negative, LSNC on every judged query (``over='judged'``) or on
-those with a negative (``over='labelled'``), PairedAcc on the queries of complete pairs. A defined query missing from the
-run still gets its value (its documents have no rank). Queries of the run that the qrels do not
-judge are ignored, as ir_measures does. Where these measures are asked for together with standard ones in one
-call, ir_measures' own ``FallbackEvaluator`` fills every other judged query with the measures' ``DEFAULT``, NaN
-("undefined"); :mod:`negplugins._compat.ir_measures` leaves those rows out of the default pipeline's output (their
-aggregator skips NaN anyway), so a query's rows never depend on the other measures asked.
+It ranks every run itself in the suite's one ranking (:mod:`.ranking`) and emits a value only for the queries a
+measure is defined on (docs/measures.md); queries of the run that the qrels do not judge are ignored.
 """
 
 import os
@@ -26,8 +13,8 @@ from ir_measures import Metric, providers
 from ir_measures.providers.base import Any
 from ir_measures.util import QrelsConverter, RunConverter
 
-from . import declarations
-from .formulas import RANK_FORMULAS, Judgements
+from .declarations import MEASURES
+from .formulas import Judgements
 from .pairs import find_pairs, query_correct
 from .ranking import check_finite, judged_ranks
 
@@ -44,23 +31,18 @@ class IncompletePairsWarning(UserWarning):
     """Some queries judged like a NevIR pair member form no complete pair and are left out of PairedAcc."""
 
 
-class PartialNegativesWarning(UserWarning):
-    """LSNC(over='judged') averages queries without a labelled negative, each counted as no violation."""
-
-
 #: Queries named in a warning before it says "and N more".
 NAMED_IN_WARNING = 10
 
-#: Code a warning of this provider never points at: ir_measures, PyTerrier and the suite's measures and
-#: adapters between them and the caller, and the interpreter's own start-up (``python -m``).
+
 def _package_dir(name):
-    """The folder of an installed package, found without importing it ('' when it is not installed)."""
     import importlib.util
 
     spec = importlib.util.find_spec(name)
     return os.path.dirname(spec.origin) + os.sep if spec is not None and spec.origin else ''
 
 
+#: Code a warning of this provider never points at: ir_measures, PyTerrier, the suite's measures and adapters.
 _NOT_THE_CALLER = tuple(filter(None, (
     os.path.dirname(ir_measures.__file__) + os.sep, os.path.dirname(__file__) + os.sep,
     os.path.join(os.path.dirname(os.path.dirname(__file__)), '_compat') + os.sep, _package_dir('pyterrier'),
@@ -70,10 +52,7 @@ _NOT_THE_CALLER = tuple(filter(None, (
 def _warn(message, category):
     """``warnings.warn`` pointed at the caller's code: the first frame outside :data:`_NOT_THE_CALLER`.
 
-    ir_measures calls the provider several frames below the user's ``calc_aggregate`` (how many depends on the
-    entry point), so a fixed ``stacklevel`` showed a line of ir_measures' ``providers/base.py``. When no frame
-    is the caller's (the ``ir_measures`` command run as ``python -m ir_measures``), the warning names ``sys:1``
-    and shows no source line, as Python does for a warning from the top of the stack.
+    ir_measures calls the provider several frames below the caller, how many depending on the entry point.
     """
     level, frame = 2, sys._getframe(1)  # stacklevel 2: the caller of _warn
     while frame is not None and frame.f_code.co_filename.startswith(_NOT_THE_CALLER):
@@ -82,95 +61,48 @@ def _warn(message, category):
 
 
 class NegationProvider(providers.Provider):
-    """Computes PosRR, DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall and LSNC."""
+    """Computes the measures of :data:`~.declarations.MEASURES`."""
 
     NAME = 'negplugins'
-    SUPPORTED_MEASURES = [
-        declarations._PosRR(cutoff=Any()),
-        declarations._DeltaMRR(cutoff=Any()),
-        declarations._DeltaR(cutoff=Any()),
-        declarations._RightRank(cutoff=Any()),
-        declarations._PairedAcc(),
-        declarations._NegRecall(cutoff=Any(), conflict=Any()),
-        declarations._LSNC(cutoff=Any(), over=Any()),
-    ]
+    SUPPORTED_MEASURES = [type(m)(**{param: Any() for param in m.SUPPORTED_PARAMS}) for m in MEASURES]
 
     def _evaluator(self, measures, qrels):
         qrels = QrelsConverter(qrels).as_dict_of_dict()
         judgements = _judgements(qrels)
         measures = list(measures)
         with_negatives = {q for q, j in judgements.items() if j.negatives}
-        needing_negatives = [m for m in measures if m.NAME != declarations.PosRR.NAME]
+        needing_negatives = [m for m in measures if m.NEEDS_NEGATIVES]
         if needing_negatives and not with_negatives:
             _warn(f'the qrels hold no negative judgement (relevance < 0), so these measures have no value: '
-                          f'{_names(needing_negatives)}', NoNegativesWarning)
-        for measure in measures:
-            if measure.NAME == declarations.LSNC.NAME and measure['over'] == 'judged' and with_negatives:
-                unlabelled = len(qrels) - len(with_negatives)
-                if unlabelled:
-                    _warn(f"{measure}: {unlabelled} of {len(qrels)} queries have no labelled negative "
-                                  f"(relevance < 0) and count as LSNC 1 (no violation); "
-                                  f"LSNC(over='labelled') averages the other {len(with_negatives)} only",
-                                  PartialNegativesWarning)
-        wants_pairs = bool(with_negatives) and any(m.NAME == declarations.PairedAcc.NAME for m in measures)
+                  f'{_names(needing_negatives)}', NoNegativesWarning)
+        if with_negatives:
+            for caveat in filter(None, (m.caveat(qrels, with_negatives) for m in measures)):
+                _warn(*caveat)
+        wants_pairs = bool(with_negatives) and any(m.PAIRED for m in measures)
         pairing = find_pairs(qrels) if wants_pairs else None
         pairs = pairing.pairs if pairing else []
         if wants_pairs and not pairs:
             _warn('the qrels hold no complete pair of queries with mirrored labels: PairedAcc has no value',
-                          NoPairsWarning)
+                  NoPairsWarning)
         elif pairing and (pairing.incomplete or pairing.ambiguous):
             _warn(f'PairedAcc leaves out {_listed(pairing.incomplete)} judged like a pair member with no '
-                          f'mirrored partner, and {_listed(pairing.ambiguous)} in ambiguous pairs (another query '
-                          f'judges the same two documents)', IncompletePairsWarning)
+                  f'mirrored partner, and {_listed(pairing.ambiguous)} in ambiguous pairs (another query '
+                  f'judges the same two documents)', IncompletePairsWarning)
         return NegationEvaluator(measures, qrels, judgements, pairs, with_negatives)
 
 
 class NegationEvaluator(providers.Evaluator):
-    """Evaluates runs against qrels prepared once: per-query judgements and the NevIR pairs.
-
-    Parameters
-    ----------
-    measures : list of Measure
-        The negation measures to compute.
-    qrels : dict of str to dict of str to int
-        The qrels (ir_measures fills its DEFAULT, NaN, for the queries not emitted).
-    judgements : dict of str to Judgements
-        Every query's positives and negatives.
-    pairs : list of tuple of PairMember
-        The complete NevIR pairs.
-    with_negatives : set of str
-        The queries with at least one negative; none means the negation measures have no value.
-    """
+    """Evaluates runs against qrels prepared once: per-query judgements and the NevIR pairs."""
 
     def __init__(self, measures, qrels, judgements, pairs, with_negatives):
         super().__init__(measures, set(qrels))
-        self.judgements = judgements
         self.pairs = pairs
-        self.rank_measures = []
-        for measure in measures:
-            if measure.NAME not in RANK_FORMULAS:
-                continue
-            if measure.NAME != declarations.PosRR.NAME and not with_negatives:
-                continue
-            measure_judgements = judgements
-            if measure.NAME == declarations.NegRecall.NAME and measure['conflict'] is not None:
-                measure_judgements = _with_conflicts(qrels, judgements, measure['conflict'])
-            if measure.NAME == declarations.LSNC.NAME and measure['over'] == 'labelled':
-                measure_judgements = {q: j for q, j in judgements.items() if j.negatives}
-            self.rank_measures.append((measure, RANK_FORMULAS[measure.NAME], measure['cutoff'], measure_judgements))
-        self.paired_measures = [m for m in measures if m.NAME not in RANK_FORMULAS]
+        self.rank_measures = [(m, m.FORMULA, m['cutoff'], m.judged(qrels, judgements)) for m in measures
+                              if not m.PAIRED and (with_negatives or not m.NEEDS_NEGATIVES)]
+        self.paired_measures = [m for m in measures if m.PAIRED]
 
     def iter_calc(self, run):
-        """Yield the per-query values of the queries each measure is defined on, and nothing for the others.
-
-        ir_measures' ``Evaluator.iter_calc`` would fill those with the measure's ``DEFAULT`` (NaN); this evaluator
-        leaves them out, so that ``iter_calc`` of the suite's measures alone lists defined values only.
-
-        Raises
-        ------
-        NonFiniteScoreError
-            A score of the run is NaN or infinite.
-        """
+        """The values of the queries each measure is defined on, and nothing (not ``DEFAULT``) for the others."""
         return self._iter_calc(run)
 
     def _iter_calc(self, run):
@@ -190,33 +122,13 @@ class NegationEvaluator(providers.Evaluator):
 
 
 def _judgements(qrels):
-    """Split each query's judged documents into positives and negatives.
-
-    Parameters
-    ----------
-    qrels : dict of str to dict of str to int
-        query_id to doc_id to relevance.
-
-    Returns
-    -------
-    dict of str to Judgements
-    """
+    """``{query_id: Judgements}``: each query's positives and negatives."""
     judgements = {}
     for query_id, judged in qrels.items():
         positives = tuple(doc_id for doc_id, relevance in judged.items() if relevance > 0)
         negatives = tuple(doc_id for doc_id, relevance in judged.items() if relevance < 0)
         judgements[query_id] = Judgements(positives, negatives)
     return judgements
-
-
-def _with_conflicts(qrels, judgements, conflict):
-    """The judgements with the documents labelled ``conflict`` added to the negatives (they stay positives)."""
-    widened = {}
-    for query_id, judgement in judgements.items():
-        conflicting = tuple(doc_id for doc_id, relevance in qrels[query_id].items() if relevance == conflict)
-        widened[query_id] = Judgements(judgement.positives, judgement.negatives + conflicting) if conflicting \
-            else judgement
-    return widened
 
 
 def _listed(query_ids):
@@ -229,7 +141,6 @@ def _listed(query_ids):
 
 
 def _names(measures):
-    """Return the measures' names, comma separated, in a stable order."""
     return ', '.join(sorted(str(m) for m in measures))
 
 

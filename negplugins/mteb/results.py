@@ -1,30 +1,6 @@
-"""MTEB result files of a ``negplugins benchmark`` run, derived from its summary as the report is.
+"""MTEB result files of a ``negplugins benchmark`` run, in MTEB's results layout, derived from its summary.
 
-For an embedding model (no ``--reranker``), every benchmark that ran gets one file in MTEB's results layout,
-beside a ``model_meta.json``::
-
-    <output>/mteb/results/<model folder>/<revision>/<Task>.json
-    <output>/mteb/results/<model folder>/<revision>/model_meta.json
-
-the layout of MTEB's result cache (``mteb.ResultCache(cache_path="<output>/mteb")`` reads it) and of the
-``results/`` folder of MTEB's results repository. Names follow :mod:`negplugins.mteb.naming`, so a file sits
-where ``mteb.evaluate`` with :func:`negplugins.mteb.get_tasks` would put the same task's result. Each file:
-
-* ``task_name``: the benchmark's MTEB task name (``NevIR`` is MTEB's own task);
-* ``dataset_revision``: the data revision the suite read (:func:`naming.dataset_revision`);
-* ``scores[<split>]``: one entry per dataset run (BoolQuestions: ``msmarco`` and ``nq`` as ``hf_subset``),
-  holding ``main_score`` (the benchmark's primary measure, the number of the report, unrounded), every measure
-  of the evaluation under its MTEB key (``ndcg_at_10``, ``right_rank_at_10``, ...; a measure without a value
-  is left out), and ``negplugins``, where the number comes from: the dataset id, the system, the run and the
-  results file (relative to the output folder), the number of queries, each key's measure, the data's source
-  and revision;
-* ``mteb_version``: the installed mteb's (the format the file was validated against), ``date``: the newest
-  run's (so a re-run that reuses every run writes the same bytes), ``evaluation_time``: none (the numbers
-  were not computed by MTEB's evaluator).
-
-Every file is validated by MTEB's own models (``TaskResult``, ``ModelMeta``) before it is handed back to be
-written. The numbers are the suite's: computed by its evaluation on its runs, not by MTEB's evaluator. Where
-the two differ by definition (NevIR's paired accuracy on a tie, MRR@10 on tied scores), docs/mteb.md says so.
+Each is validated by MTEB's own models before it is written; the numbers are the suite's (docs/mteb.md).
 """
 
 from __future__ import annotations
@@ -39,8 +15,6 @@ from pathlib import Path
 from .. import datasets
 from ..rendering.text import json_text
 from . import naming
-
-__all__ = ["MtebUnavailable", "planned_paths", "result_files"]
 
 
 class MtebUnavailable(Exception):
@@ -83,8 +57,8 @@ def _score_entry(spec, entry: dict, generator: str, mteb_version: str) -> tuple[
         version = None
     provenance = {"generator": f"{generator} {version}" if version else generator, "dataset": entry["dataset"],
                   "system": entry["system"], "run": entry["run"], "results": entry["results"],
-                  "queries": entry["queries"], "measures": keys, "data_source": spec.data_url or None,
-                  "data_revision": spec.data_revision or None}
+                  "queries": entry["queries"], "measures": keys, "data_source": spec.data.url or None,
+                  "data_revision": spec.data.revision or None}
     if entry.get("data_origin"):
         # read from a derived copy, not the release the revision names: the copy's record travels with the number
         provenance["data_origin"] = entry["data_origin"]
@@ -112,8 +86,11 @@ def _model_meta(model: dict, name: str, revision: str) -> dict:
     from mteb.models import ModelMeta
 
     reference = f"https://huggingface.co/{model['id']}" if model.get("revision") else None
+    encoding = model.get("encoding")  # how negplugins benchmark ran it, when not as sentence-transformers loads it
+    loader = {"loader_kwargs": _loader_kwargs(encoding)} if encoding else {}
     meta = ModelMeta.create_empty(overwrites=dict(name=name, revision=revision, n_parameters=model.get("parameters"),
-                                                  framework=["PyTorch"], modalities=["text"], reference=reference))
+                                                  framework=["PyTorch"], modalities=["text"], reference=reference,
+                                                  **loader))
     record = json.loads(json.dumps(meta.to_dict(), default=str))  # as mteb's ResultCache.save_to_cache writes it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # mteb's own to_dict writes its deprecated is_cross_encoder
@@ -121,17 +98,16 @@ def _model_meta(model: dict, name: str, revision: str) -> dict:
     return record
 
 
+def _loader_kwargs(encoding: dict) -> dict:
+    """MTEB's ``model_prompts`` (query and document prefixes) and the rest of the encoding the model was run with."""
+    kwargs = {k: v for k, v in encoding.items() if k not in ("query_prefix", "passage_prefix")}
+    if "query_prefix" in encoding:
+        kwargs["model_prompts"] = {"query": encoding["query_prefix"], "document": encoding["passage_prefix"]}
+    return kwargs
+
+
 def result_files(summary: dict, output, generator: str) -> list[tuple[Path, str]]:
-    """``(path, text)`` of every MTEB result file of a ``negplugins benchmark`` summary (see the module doc).
-
-    Nothing for a reranker's results (BM25 reranked by a model is no result of that model alone in MTEB's
-    layout) or when no benchmark ran.
-
-    Raises
-    ------
-    MtebUnavailable
-        mteb is not installed.
-    """
+    """``(path, text)`` of every MTEB result file of a summary; none for a reranker or when nothing ran."""
     if summary["protocol"].get("reranker") is not None:
         return []
     done = [entry for entry in summary["benchmarks"] if entry["status"] == "done"]

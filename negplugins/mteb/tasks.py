@@ -1,29 +1,7 @@
-"""The suite's benchmarks as MTEB retrieval tasks, their data read through ir_datasets.
+"""The suite's benchmarks as MTEB retrieval tasks, their metadata from the specs, their data read through ir_datasets.
 
-Each benchmark becomes a subclass of MTEB's ``AbsTaskRetrieval`` whose ``TaskMetadata`` (validated by MTEB when
-the class is made) is derived from the benchmark's spec: name, split and main score by
-:mod:`negplugins.mteb.naming`, the summary, paper link, citation, licence, language and data revision from the
-spec. ``load_data`` reads the datasets the benchmark's protocol runs on (``Benchmark.benchmark_datasets``)
-through ir_datasets, so ``IR_DATASETS_EXT_MIRROR`` serves them offline as it does for every other command:
-
-* queries: the judged queries, as the suite's runners read them (:func:`negplugins.datasets.query_texts`);
-* corpus: every document, its text as the suite's dense runner encodes it (:func:`negplugins.datasets.document_text`);
-* relevant documents: the qrels, explicit negatives (-1) included, as the suite's evaluation reads them;
-* candidates (``top_ranked``): for a ``pairs`` benchmark (NevIR), each query's scoreddocs, so that MTEB scores
-  each query's own two documents, as MTEB's NevIR task does.
-
-MTEB's evaluator computes its usual scores (``ndcg_at_10``, ``mrr_at_10``, ...) on what the model retrieves;
-``task_specific_scores`` adds every other measure of the benchmark's spec, computed on the same retrieved
-lists by the suite's evaluation (:func:`negplugins.evaluation.scoring.score_run`), under
-:func:`~negplugins.mteb.naming.score_key` names (``right_rank_at_10``, ``delta_mrr_at_10``,
-``neg_recall_conflict_2_at_10``, ...). A score MTEB computes itself is never replaced. NevIR's task is a
-subclass of MTEB's own ``NevIR`` class: MTEB's ``paired_accuracy`` is MTEB's computation (a tie is broken by
-document id, in favour of ``<pair>_doc2``), not the suite's ``PairedAcc`` (a tie is wrong), see
-docs/measures.md. Its metadata is MTEB's, but for the data source and revision, which name what the suite
-reads (``orionweller/NevIR`` at the spec's revision, not MTEB's ``orionweller/NevIR-mteb`` copy).
-
-Nothing is registered in MTEB: ``mteb.get_tasks`` and ``mteb.get_task`` know none of these tasks, and MTEB's
-own tasks are untouched.
+``task_specific_scores`` adds the spec's measures MTEB does not compute, by the suite's evaluation (docs/mteb.md).
+Nothing is registered in MTEB.
 """
 
 from __future__ import annotations
@@ -44,8 +22,6 @@ from .. import datasets
 from ..errors import UserError
 from . import naming
 
-__all__ = ["get_tasks", "task_names", "BenchmarkTask", "UnknownTaskError"]
-
 #: Documents per in-memory chunk of a corpus table (MS MARCO's 8.8M passages are built chunk by chunk).
 _CHUNK = 100_000
 #: MTEB's task type of each protocol.
@@ -60,10 +36,7 @@ class UnknownTaskError(UserError, KeyError):
 
 
 class BenchmarkTask(AbsTaskRetrieval):
-    """An MTEB retrieval task for one of the suite's benchmarks (see the module documentation).
-
-    Subclasses (one per benchmark, made by :func:`get_tasks`) set ``metadata`` and ``benchmark``, the spec's name.
-    """
+    """An MTEB retrieval task for one of the suite's benchmarks; :func:`get_tasks` makes one subclass per benchmark."""
 
     benchmark: str
     _support_cross_encoder = True
@@ -106,10 +79,10 @@ def _mteb_score_keys(k_values) -> set[str]:
 
 def _suite_scores(dataset_id, dataset, qrels, results, measures) -> dict[str, float]:
     """``measures`` on MTEB's retrieved lists, by the suite's evaluation (overall values)."""
-    from ..evaluation.scoring import parse_measures, score_run
+    from ..evaluation.scoring import Evaluator
 
     run = {query_id: {doc_id: float(score) for doc_id, score in docs.items()} for query_id, docs in results.items()}
-    return score_run(dataset_id, dataset, qrels, run, "mteb", parse_measures(measures)).overall
+    return Evaluator.load(dataset_id, measures, dataset=dataset, qrels=qrels).score(run, "mteb", "mteb").overall
 
 
 def _table(rows, columns) -> Dataset:
@@ -127,14 +100,15 @@ def _table(rows, columns) -> Dataset:
 
 def _split_data(spec, dataset_id: str):
     """``(dataset, MTEB's RetrievalSplitData)`` of one dataset, read through ir_datasets."""
-    from ..evaluation.scoring import load_judged
+    from ..evaluation.scoring import Evaluator
 
-    dataset, qrels = load_judged(dataset_id)
+    evaluator = Evaluator.load(dataset_id)
+    dataset, qrels = evaluator.dataset, evaluator.qrels
     texts = datasets.query_texts(dataset)
     queries = _table(((query_id, text) for query_id, text in texts.items() if query_id in qrels), ("id", "text"))
     corpus = _table(datasets.iter_docs_for_indexing(dataset), ("id", "text"))
     top_ranked = None
-    if spec.protocol == "pairs":
+    if spec.protocol.kind == "pairs":
         top_ranked = {}
         for scored in dataset.scoreddocs_iter():
             top_ranked.setdefault(scored.query_id, []).append(scored.doc_id)
@@ -150,11 +124,11 @@ def _metadata(spec) -> TaskMetadata:
     ids = ", ".join(spec.benchmark_datasets())
     return TaskMetadata(
         name=naming.task_name(spec),
-        description=f"{spec.summary} ({spec.paper}); the negplugins suite's benchmark, read through ir_datasets "
+        description=f"{spec.summary} ({spec.paper.reference}); the negplugins suite's benchmark, read through ir_datasets "
                     f"({ids}).",
-        reference=spec.paper_url or None,
-        dataset={"path": spec.data_url or f"ir_datasets:{spec.name}", "revision": naming.dataset_revision(spec)},
-        type=_TASK_TYPES[spec.protocol],
+        reference=spec.paper.url or None,
+        dataset={"path": spec.data.url or f"ir_datasets:{spec.name}", "revision": naming.dataset_revision(spec)},
+        type=_TASK_TYPES[spec.protocol.kind],
         category="t2t",
         modalities=["text"],
         eval_splits=splits,
@@ -175,7 +149,7 @@ def _mteb_nevir_class():
 def _nevir_metadata(spec, mteb_class) -> TaskMetadata:
     """MTEB's NevIR metadata, with the data source the suite reads instead of MTEB's copy."""
     fields = mteb_class.metadata.model_dump()
-    fields["dataset"] = {"path": spec.data_url, "revision": naming.dataset_revision(spec)}
+    fields["dataset"] = {"path": spec.data.url, "revision": naming.dataset_revision(spec)}
     fields["description"] += (f" Read by negplugins through ir_datasets ({', '.join(spec.benchmark_datasets())}) "
                               "from the NevIR release, not from MTEB's NevIR-mteb copy.")
     return TaskMetadata(**fields)
@@ -201,25 +175,7 @@ def task_names() -> dict[str, str]:
 
 
 def get_tasks(names=None) -> MTEBTasks:
-    """MTEB tasks for the suite's benchmarks, as ``mteb.get_tasks`` returns MTEB's own.
-
-    Parameters
-    ----------
-    names : list of str, optional
-        Task names (``"ComLQ"``, ``"ExcluIR"``, ``"NevIR"``, ``"BoolQuestions"``, ``"DuReader-retrieval"``,
-        ``"NegpluginsDemo"``) or the suite's benchmark names (``"comlq"``, ``"negplugins-demo"``). Default: the
-        five benchmarks (not the demo).
-
-    Returns
-    -------
-    mteb.get_tasks.MTEBTasks
-        One task object per name, in the order given; ``mteb.evaluate(model, tasks=...)`` runs them.
-
-    Raises
-    ------
-    UnknownTaskError
-        A name that names no task (a ``KeyError``; the message lists the names).
-    """
+    """MTEB tasks for the suite's benchmarks, by task or benchmark name (default: the five, not the demo)."""
     known = task_names()
     if names is None:
         benchmarks = [benchmark for benchmark in known.values() if benchmark != DEMO]
