@@ -1,45 +1,5 @@
-"""BM25 over a registered dataset with the ``bm25s`` package (pure Python and NumPy, no Java).
-
-Why a second BM25: the ComLQ authors' evaluation code (``evaluate_bm25.py`` in their repository's
-``code.zip``) retrieves with llama-index's ``BM25Retriever.from_defaults(nodes, similarity_top_k=100,
-stemmer=Stemmer.Stemmer("english"), language="en")``, which is ``bm25s`` underneath. The preset
-``comlq-authors`` (:data:`PRESETS`) is that configuration, checked against the sources of
-llama-index-retrievers-bm25 (``BM25Retriever.__init__`` and ``_retrieve``) and bm25s 0.3.16:
-
-* corpus: ``bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer("english"))``, then
-  ``bm25s.BM25()``, i.e. bm25s's defaults ``method="lucene"``, ``k1=1.5``, ``b=0.75``;
-* queries: ``bm25s.tokenize(query, stemmer=Stemmer("english"))``, whose default ``stopwords`` is
-  ``"english"`` too, so stop words are removed from queries and passages alike;
-* tokenization (both): lower-cased, words of two or more word characters (``(?u)\\b\\w\\w+\\b``),
-  stop words dropped before stemming (bm25s's English list is Lucene's 33 words, ``not``, ``no`` and ``but``
-  among them), PyStemmer's English Snowball stemmer;
-* ``retrieve(k=100)``: the top 100 documents.
-
-Over the ComLQ release the preset's run and those calls re-enacted (scored with pytrec_eval as the
-authors' ``evaluate.py``) give the same nDCG@10, 0.690653; the paper reports 0.505 (docs/reproductions.md,
-"ComLQ: the authors' BM25"). Without a preset the defaults are bm25s's own (:data:`BM25S_DEFAULTS`).
-
-Scoring (bm25s's methods, Kamphuis et al., ECIR 2020): with ``method="lucene"`` a query term that
-occurs ``tf`` times in a document of ``dl`` tokens (after stop words) adds
-``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``,
-as Lucene 8 and later (the classic factor ``k1 + 1`` in the numerator is left out; it does not change
-the ranking). A term repeated in the query counts once per occurrence; query terms absent from the
-corpus are ignored. Scores are computed in double precision (bm25s's ``dtype="float64"``; its default
-float32 carries noise in the sixth decimal that the run would print).
-
-Which documents and in what order: every document that contains at least one query term (after
-analysis), as a Lucene bag-of-words query; documents that contain none are not listed, even when fewer
-than ``hits`` match (llama-index pads its top 100 with them, in an order left to NumPy's partition). A
-query none of whose terms occurs in the corpus gets no line. Documents are ordered as they will be
-scored: by the score as written in the run (six decimals), equal scores by doc id descending (the
-suite's one ranking, :mod:`negplugins.measures.ranking`), and cut at ``hits``. bm25s's own order of
-equal scores never reaches the run, so a run is byte-identical for the same dataset, parameters and
-package versions. Queries are written in Pyserini's topic order
-(:func:`~negplugins.runners.bm25.pyserini_topic_order`).
-
-Documents are read as the Lucene runner reads them (:func:`negplugins.datasets.iter_docs_for_indexing`),
-and indexed in memory each time (ComLQ's 11,251 passages take a few seconds).
-"""
+"""BM25 with the ``bm25s`` package (pure Python and NumPy, no Java), with the ComLQ authors' configuration as the
+preset ``comlq-authors``; scoring, tokenization and the order of hits: docs/runners.md."""
 
 from __future__ import annotations
 
@@ -52,9 +12,6 @@ from ..io.outputs import check_run_output
 from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..options import MAX_HITS, check_float, check_int
 from .common import pyserini_topic_order
-
-__all__ = ["BM25S_METHODS", "BM25S_DEFAULTS", "PRESETS", "STOPWORDS", "TOKEN_PATTERN", "bm25s_settings",
-           "bm25s_corpus", "bm25s_search"]
 
 #: bm25s's scoring methods (``bm25s.BM25(method=...)``).
 BM25S_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
@@ -72,28 +29,13 @@ TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 BM25S_DEFAULTS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stemmer": "none", "stopwords": "en", "hits": 1000}
 
 #: Named configurations; explicit options override them.
-PRESETS = {
-    "comlq-authors": {"k1": 1.5, "b": 0.75, "method": "lucene", "stemmer": "english", "stopwords": "en",
-                      "hits": 100},
-}
+PRESETS = {"comlq-authors": {"k1": 1.5, "b": 0.75, "method": "lucene", "stemmer": "english", "stopwords": "en",
+                             "hits": 100}}
 
 
 def bm25s_settings(*, preset: str | None = None, k1=None, b=None, method: str | None = None,
                    stemmer: str | None = None, stopwords: str | None = None, hits=None) -> dict:
-    """Resolve and check the parameters: explicit values, else the preset's, else :data:`BM25S_DEFAULTS`.
-
-    Returns
-    -------
-    dict
-        ``preset``, ``k1``, ``b``, ``method``, ``stemmer``, ``stopwords``, ``hits``.
-
-    Raises
-    ------
-    UserError
-        One line naming the option, the value and what is accepted: an unknown preset, method,
-        stemmer language or stop-word list, ``k1`` not a finite number >= 0, ``b`` outside 0..1, ``hits``
-        outside 1..MAX_HITS.
-    """
+    """The checked parameters: explicit values, else the preset's, else :data:`BM25S_DEFAULTS`."""
     if preset is not None and preset not in PRESETS:
         raise UserError(f"--preset: unknown preset {preset!r}; expected one of: {', '.join(PRESETS)}")
     base = {**BM25S_DEFAULTS, **(PRESETS[preset] if preset else {})}
@@ -105,26 +47,16 @@ def bm25s_settings(*, preset: str | None = None, k1=None, b=None, method: str | 
     if values["method"] not in BM25S_METHODS:
         raise UserError(f"--method: unknown bm25s method {values['method']!r}; expected one of: "
                         f"{', '.join(BM25S_METHODS)}")
-    values["stemmer"] = _check_stemmer(values["stemmer"])
-    values["stopwords"] = _check_stopwords(values["stopwords"])
-    return {"preset": preset, **values}
-
-
-def _check_stemmer(name) -> str:
     import Stemmer
 
-    algorithms = Stemmer.algorithms()
-    if not isinstance(name, str) or (name != "none" and name not in algorithms):
-        raise UserError(f"--stemmer: unknown stemmer language {name!r}; expected none or one of PyStemmer's: "
+    stemmer, stopwords, algorithms = values["stemmer"], values["stopwords"], Stemmer.algorithms()
+    if not isinstance(stemmer, str) or (stemmer != "none" and stemmer not in algorithms):
+        raise UserError(f"--stemmer: unknown stemmer language {stemmer!r}; expected none or one of PyStemmer's: "
                         f"{', '.join(algorithms)}")
-    return name
-
-
-def _check_stopwords(name) -> str:
-    if not isinstance(name, str) or (name != "none" and name not in STOPWORDS):
-        raise UserError(f"--stopwords: unknown stop-word list {name!r}; expected none or one of bm25s's: "
+    if not isinstance(stopwords, str) or (stopwords != "none" and stopwords not in STOPWORDS):
+        raise UserError(f"--stopwords: unknown stop-word list {stopwords!r}; expected none or one of bm25s's: "
                         f"{', '.join(STOPWORDS)}")
-    return name
+    return {"preset": preset, **values}
 
 
 def _tokenize(texts: list[str], settings: dict, *, return_ids: bool):
@@ -139,10 +71,7 @@ def _tokenize(texts: list[str], settings: dict, *, return_ids: bool):
 
 
 def bm25s_corpus(dataset) -> tuple[list[str], list[str]]:
-    """The documents' ids and texts, as the Lucene runner indexes them.
-
-    Both read :func:`negplugins.datasets.iter_docs_for_indexing` (title and text joined by a newline where both exist).
-    """
+    """The documents' ids and texts, as the Lucene runner indexes them."""
     ids, texts = [], []
     for doc_id, text in datasets.iter_docs_for_indexing(dataset):
         ids.append(doc_id)
@@ -184,49 +113,8 @@ def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None
                  method: str | None = None, stemmer: str | None = None, stopwords: str | None = None,
                  hits: int | None = None, preset: str | None = None, run_tag: str | None = None,
                  command: str | None = None, force: bool = False) -> RunResult:
-    """Rank the documents of ``dataset_id`` for each of its queries with bm25s and write a TREC run.
-
-    The run's metadata sidecar (:mod:`negplugins.io.sidecars`, runner ``bm25s``) is written beside it.
-    A parameter left ``None`` takes the preset's value, else :data:`BM25S_DEFAULTS`'.
-
-    Parameters
-    ----------
-    dataset_id : str
-        A registered dataset id.
-    output : path
-        The run file to write (atomically; ``.gz`` is compressed).
-    k1, b : float
-        BM25 parameters (k1 >= 0, b in 0..1).
-    method : str
-        bm25s's scoring variant, one of :data:`BM25S_METHODS`.
-    stemmer : str
-        A PyStemmer algorithm (``english``, ``porter``, ...) or ``none``.
-    stopwords : str
-        A bm25s stop-word list (:data:`STOPWORDS`) or ``none``.
-    hits : int
-        Documents per query, at most.
-    preset : str, optional
-        A named configuration of :data:`PRESETS` (``comlq-authors``).
-    run_tag : str, optional
-        Last column of the run (default: ``bm25s-<preset>``, or ``bm25s``).
-    command : str, optional
-        Recorded in the metadata; defaults to this process's command line.
-    force : bool
-        Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.io.outputs.check_run_output`).
-
-    Returns
-    -------
-    RunResult
-        What was written (:class:`negplugins.io.run_writer.RunResult`); its ``details``: dataset, language,
-        the resolved parameters, documents, queries, queries without any
-        term in the corpus (``empty_queries``), lines written and the run tag.
-
-    Raises
-    ------
-    UserError
-        A bad parameter (:func:`bm25s_settings`), an unknown dataset, an output the suite may not replace.
-    """
+    """Rank the documents of ``dataset_id`` with bm25s (indexed in memory) and write a TREC run and its sidecar; a
+    parameter left ``None`` takes the preset's value, else :data:`BM25S_DEFAULTS`'."""
     settings = bm25s_settings(preset=preset, k1=k1, b=b, method=method, stemmer=stemmer, stopwords=stopwords,
                               hits=hits)
     tag = run_tag if run_tag is not None else (f"bm25s-{preset}" if preset else "bm25s")

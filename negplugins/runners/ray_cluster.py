@@ -1,7 +1,5 @@
 """The Ray cluster of the Ray engine (:mod:`negplugins.runners.ray_engine`): which engine was asked for, a Ray
-session for one job (the caller's, a joined cluster, or a local Ray shut down after), the actors' resources, and
-the errors a job reports.
-"""
+session for one job, the actors' resources and the errors a job reports."""
 
 from __future__ import annotations
 
@@ -12,15 +10,12 @@ import re
 import traceback
 import warnings
 from dataclasses import dataclass
+from importlib import metadata
 
 from .._compat.crash_handlers import jvm_handles_segv, keep_crash_handlers
 from ..errors import UserError, error_line
 from ..io.interrupts import ends_without_teardown, keep_signal_handlers, process_ends_on_signal
 from ..options import check_int
-
-__all__ = ["ENGINES", "MAX_RAY_WORKERS", "RayEngine", "RayJobError", "WorkerPlan", "check_reachable", "describe",
-           "engine_of", "import_ray", "keep_crash_handlers", "session", "user_error_names",
-           "worker_error", "worker_plan"]
 
 #: ``--engine`` values: one Python process (the default), or a Ray cluster.
 ENGINES = ("single", "ray")
@@ -29,10 +24,7 @@ MAX_RAY_WORKERS = 4096
 
 
 class RayJobError(UserError):
-    """The Ray job failed (a worker died, the cluster went away); finished shards are kept.
-
-    ``traceback_text`` is the traceback of Ray's exception behind it (``-v`` shows it).
-    """
+    """The Ray job failed (a worker died, the cluster went away); ``traceback_text`` is Ray's (``-v`` shows it)."""
 
     def __init__(self, message: str, *, detail: BaseException | None = None):
         super().__init__(message)
@@ -41,18 +33,8 @@ class RayJobError(UserError):
 
 @dataclass(frozen=True)
 class RayEngine:
-    """Where and how wide the model work runs.
-
-    Parameters
-    ----------
-    address : str, optional
-        Ray cluster to join (``auto``, ``HOST:6379``); default: start a local Ray on this machine.
-    workers : int, optional
-        Encoder / scorer actors; default one per GPU of the cluster, else one per node (each with that
-        node's CPUs).
-    num_cpus : int, optional
-        CPUs of the local Ray (default: all of this machine's); ignored with ``address``.
-    """
+    """Where and how wide the model work runs: the cluster to join (default: a local Ray with ``num_cpus``) and the
+    actors (default: one per GPU, else one per node)."""
 
     address: str | None = None
     workers: int | None = None
@@ -82,8 +64,6 @@ def describe(engine) -> dict:
     if ray_engine is None:
         return {"name": "single"}
     try:
-        from importlib import metadata
-
         version = metadata.version("ray")
     except Exception:  # noqa: BLE001 - ray missing or without metadata: the run fails later with a clear message
         version = None
@@ -135,13 +115,8 @@ def session(engine: RayEngine):
     try:
         yield ray
     finally:
-        # Not when a signal ends the negplugins program: Ray Data's threads may still be fetching blocks, and
-        # ray.shutdown() under them made Ray's C++ end the process at once (status 1, before the command's own
-        # cleanups and line; 1 run in 4 of tests/safety/test_interrupts.py). The program ends the process right
-        # after its cleanups instead, and the local Ray's processes end with it (Ray starts them to share its fate:
-        # the raylet and GCS at once; its dashboard and runtime-env agents within about a minute, when they
-        # notice that their raylet is gone).
-        # Nor once the raylet of this machine died (ray_failures.RayletWatch): the shutdown would wait for it.
+        # Not when a signal ends the program (ray.shutdown() under Ray Data's threads ends the process before its
+        # cleanups; the local Ray's processes end with it anyway), nor once this machine's raylet died (it would wait).
         if not process_ends_on_signal() and not ends_without_teardown():
             with keep_crash_handlers():
                 ray.shutdown()
@@ -171,18 +146,12 @@ def quiet_ray(ray) -> None:
             handler.setLevel(logging.CRITICAL)
 
 
-
-
 _RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)): (.+)$")
 
 
 def worker_error(error: BaseException) -> tuple[str, str] | None:
-    """``(exception class name, message's first line)`` of the exception a Ray worker raised, else ``None``.
-
-    Ray hands the driver the worker's exception as the text of its traceback (the exception object itself
-    does not survive: Ray Data wraps it in a ``UserCodeException`` whose cause is dropped), so the first
-    ``Name: message`` line of a traceback in that text, Ray's own exceptions left out, is the worker's.
-    """
+    """``(exception class name, message's first line)`` of the exception a Ray worker raised, else ``None``: read from
+    the traceback text Ray hands the driver (Ray Data drops the exception object itself)."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
     for line in text.splitlines():
         match = _RAISED.match(line.strip())

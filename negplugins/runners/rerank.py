@@ -1,51 +1,5 @@
-"""Rerank the top k documents of a first-stage run (or a dataset's scoreddocs) with a neural model.
-
-Three kinds of reranker, for any Hugging Face id (from the local cache) or model folder:
-
-``cross-encoder``
-    ``AutoModelForSequenceClassification`` over ``(query, document)`` pairs (a sentence-transformers
-    CrossEncoder folder is one). Score: the logit when the model has one label, else the log-probability
-    of the last label ("relevant") under a softmax over the labels.
-``monot5``
-    A sequence-to-sequence model (monoT5 style). Input ``"Query: {q} Document: {d} Relevant:"``; score:
-    the log-softmax of the ``true`` token's logit against the ``false`` token's at the first decoding step.
-``bi-encoder``
-    A sentence embedding model: cosine similarity of the query's and the document's L2-normalised
-    embeddings (each distinct text is encoded once; a document's text as ``search dense`` encodes it). Given
-    ``index``, a dense index of the same model (``search dense``'s: the same fingerprint, model files, encoding
-    settings and text; type ``Flat``; :func:`negplugins.runners.dense_index_format.reusable_passage_index`), a
-    document's vector is read from it instead of being encoded, on either engine, and only the documents it lacks are
-    encoded; the sidecar's ``index`` says how many were read and how many encoded. Without ``index`` every document is
-    encoded, whatever indexes exist: the same command gives the same run, on either engine (vectors read from an
-    index were encoded in other batches, and can move a score by one unit of the sixth decimal).
-``colbert``
-    Late interaction (ColBERT style): MaxSim over the query's and the document's L2-normalised token
-    embeddings, with the model's query/document markers, ``[MASK]`` query augmentation and lengths
-    (:mod:`negplugins.runners.late_interaction`; ``max_length`` overrides the document length).
-
-Without ``reranker`` the kind is read from the model's folder: a ColBERT checkpoint (Stanford's ``HF_ColBERT``
-or ``artifact.metadata``, or a PyLate folder) -> ``colbert``, encoder-decoder -> ``monot5``, an
-``...ForSequenceClassification`` architecture -> ``cross-encoder``, anything else -> ``bi-encoder``.
-
-Candidates: from a TREC run, each query's documents in the suite's one ranking (:func:`negplugins.io.trec.ranked`:
-score descending, ties by doc id descending) cut to the top k; a run of a whole benchmark reranked on one
-of its subsets (``comlq/pni``) is reranked on the subset's queries only, and the result says how many
-were left out; or, with ``candidates=True``, the dataset's scoreddocs (NevIR: each query's two
-documents, both scored 0.0). A document is scored by its :func:`negplugins.datasets.document_text`,
-whitespace collapsed (as the query text is); the bi-encoder encodes it as given, as ``search dense`` does.
-Documents below the top k are **dropped**: the output holds exactly the reranked documents (at most k per
-query), because scores of two different systems cannot be merged into one meaningful ranking. Queries are
-written in Pyserini's topic order.
-
-Progress: each model step shows one progress bar on standard error (pairs, or texts for the bi-encoder: the
-rate per second and the time left; :func:`negplugins.options.progress_bar`), as ``progress`` says.
-
-Ties: documents are ordered by the reranker's score as written (six decimals), then by doc id
-descending (the one ranking, see :mod:`negplugins.measures.ranking`), so the same inputs always give
-byte-identical runs whose ranks agree with how they are scored. Ties are frequent in first stages too:
-NevIR's two documents differ by a negation word or two and often get the same BM25 score (and all
-scoreddocs candidates score 0.0), so a first-stage order between them is just doc-id order.
-"""
+"""Rerank the top k documents of a first-stage run (or a dataset's scoreddocs) with a cross-encoder, a monoT5, a
+bi-encoder or a ColBERT model; documents below the top k are dropped (docs/runners.md)."""
 
 from __future__ import annotations
 
@@ -63,19 +17,10 @@ from ..io.trec import ranked, read_run
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int, progress_bar
 from . import ray_engine
 from .common import pyserini_topic_order
-from .encoders import (
-    ModelRef,
-    SentenceEncoder,
-    encode_texts,
-    load_error,
-    model_load_errors,
-    quiet_transformers,
-    resolve_model,
-)
+from .encoders import SentenceEncoder, encode_texts
 from .encoding_settings import check_token_limit, model_defaults
 from .late_interaction import ColbertScorer, is_colbert_folder
-
-__all__ = ["RERANKERS", "RERANK_DEFAULTS", "detect_reranker", "load_reranker", "make_scorer", "rerank"]
+from .model_refs import ModelRef, load_error, model_load_errors, quiet_transformers, resolve_model
 
 RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
 RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
@@ -83,7 +28,8 @@ MONOT5_TEMPLATE = "Query: {query} Document: {document} Relevant:"
 
 
 def detect_reranker(ref: ModelRef) -> str:
-    """The reranker kind for a model, from its folder (see the module documentation)."""
+    """The reranker kind of a model folder: ColBERT checkpoint, encoder-decoder (monoT5),
+    ``...ForSequenceClassification`` (cross-encoder), else bi-encoder."""
     if is_colbert_folder(ref.path):
         return "colbert"
     try:
@@ -100,20 +46,28 @@ def detect_reranker(ref: ModelRef) -> str:
 
 
 class _PairScorer:
-    """Scores ``(query, document)`` pairs in batches sorted by length (for speed; the order is fixed)."""
+    """Scores ``(query, document)`` pairs with a transformers ``auto_model``, in batches sorted by length (for speed;
+    the order is fixed); inputs are cut at ``max_length`` tokens, else the model's limit, at most 512."""
 
-    def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None):
+    auto_model: str
+    what: str
+
+    def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None = None):
         self.ref = ref
         self.batch_size = batch_size
-        self.max_length = max_length
+        try:
+            import transformers
 
-    def _limit(self, tokenizer) -> int:
-        if self.max_length:
-            return int(self.max_length)
-        return int(min(getattr(tokenizer, "model_max_length", None) or 512, 512))
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+            self.model = getattr(transformers, self.auto_model).from_pretrained(str(ref.path), local_files_only=True)
+        except model_load_errors() as error:
+            raise load_error(ref, error, self.what) from None
+        self.model.eval()
+        limit = max_length or min(getattr(self.tokenizer, "model_max_length", None) or 512, 512)
+        self.limit = int(limit)
 
     def score(self, pairs: list[tuple[str, str]], progress: bool | None = False) -> list[float]:
-        """The score of each pair; ``progress`` shows a bar over the pairs (:func:`~negplugins.options.progress_bar`)."""
+        """The score of each pair; ``progress`` shows a bar over the pairs."""
         import torch
 
         order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
@@ -130,17 +84,9 @@ class _PairScorer:
 
 
 class CrossEncoderScorer(_PairScorer):
-    def __init__(self, ref, batch_size, max_length=None):
-        super().__init__(ref, batch_size, max_length)
-        try:
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    """Score: the logit of a one-label model, else the log-probability of the last label ("relevant")."""
 
-            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(str(ref.path), local_files_only=True)
-        except model_load_errors() as error:
-            raise load_error(ref, error, "cross-encoder") from None
-        self.model.eval()
-        self.limit = self._limit(self.tokenizer)
+    auto_model, what = "AutoModelForSequenceClassification", "cross-encoder"
 
     def _score_batch(self, pairs):
         import torch
@@ -154,17 +100,12 @@ class CrossEncoderScorer(_PairScorer):
 
 
 class MonoT5Scorer(_PairScorer):
+    """Score: the log-softmax of the ``true`` token's logit against the ``false`` token's at the first decoding step."""
+
+    auto_model, what = "AutoModelForSeq2SeqLM", "monoT5 (sequence-to-sequence) model"
+
     def __init__(self, ref, batch_size, max_length=None, true_token="true", false_token="false"):
         super().__init__(ref, batch_size, max_length)
-        try:
-            from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(str(ref.path), local_files_only=True)
-        except model_load_errors() as error:
-            raise load_error(ref, error, "monoT5 (sequence-to-sequence) model") from None
-        self.model.eval()
-        self.limit = self._limit(self.tokenizer)
         self.token_ids = [self._single_token(true_token), self._single_token(false_token)]
         start = self.model.config.decoder_start_token_id
         if start is None:
@@ -234,7 +175,7 @@ def make_scorer(ref: ModelRef, kind: str, batch_size: int = RERANK_DEFAULTS["bat
     return scorer(ref, batch_size, max_length)
 
 
-def _stored_passages(dataset_id, ref, settings, index, wanted, doc_texts) -> tuple[dict, dict]:
+def _stored_passages(dataset_id, ref, settings, *, index, wanted, doc_texts) -> tuple[dict, dict]:
     """``(document text -> stored vector, the sidecar's index record)`` from the dense index ``index``, which the
     bi-encoder with ``settings`` must be able to reuse (else a UserError with the reason)."""
     from .dense_index_format import reusable_passage_index
@@ -257,7 +198,11 @@ def check_max_length(ref: ModelRef, kind: str, max_length: int | None) -> None:
         check_token_limit(ref, int(max_length), pair=kind == "cross-encoder")
 
 
-def _candidates_from_scoreddocs(dataset, dataset_id):
+def _first_stage(dataset, dataset_id: str, run) -> tuple[dict, str, dict]:
+    """``(scored documents per query, their source in messages, the sidecar's first_stage)`` of a run, or of the
+    dataset's scoreddocs when ``run`` is ``None``."""
+    if run is not None:
+        return read_run(run), str(run), {"run": str(run), "sha256": file_sha256(run)}
     if not dataset.has_scoreddocs():
         raise UserError(f"{dataset_id}: the dataset has no scoreddocs (candidate lists); give a first-stage --run")
     candidates: dict[str, dict[str, float]] = {}
@@ -265,7 +210,34 @@ def _candidates_from_scoreddocs(dataset, dataset_id):
         candidates.setdefault(scored.query_id, {})[scored.doc_id] = float(scored.score)
     if not candidates:
         raise UserError(f"{dataset_id}: the dataset's scoreddocs are empty")
-    return candidates
+    return candidates, f"{dataset_id} scoreddocs", {"run": f"scoreddocs:{dataset_id}", "sha256": None}
+
+
+def _scores(scorer, pairs, index, stored, progress) -> tuple[list[float], dict | None]:
+    """The scores of ``pairs`` in this process, and the sidecar's index record (passage vectors read from ``index``)."""
+    if index is not None and not isinstance(scorer, BiEncoderScorer):
+        raise UserError("--index: the given scorer is not the suite's bi-encoder; its vectors cannot be "
+                        "replaced by a dense index's")
+    if isinstance(scorer, BiEncoderScorer):
+        known, reused = stored(scorer.ref, scorer.encoder.settings) if index is not None else ({}, None)
+        return scorer.score(pairs, progress=progress, known=known), reused
+    if isinstance(scorer, (_PairScorer, ColbertScorer)):
+        return scorer.score(pairs, progress=progress), None
+    return scorer.score(pairs), None  # a scorer of the caller's (loaded=): score(pairs) is all it is known to take
+
+
+def _scores_on_ray(on_ray, ref, kind, pairs, batch_size, max_length, index, stored) -> tuple[list[float], dict | None]:
+    """The scores of ``pairs`` with the model loaded by the Ray workers only, and the sidecar's index record."""
+    if kind != "bi-encoder":
+        return ray_engine.score_pairs(on_ray, partial(make_scorer, ref, kind, batch_size, max_length), pairs,
+                                      batch_size), None
+    known, reused = {}, None
+    if index is not None:  # the settings of the encoder the workers load, read from its files, not loaded
+        defaults = model_defaults(ref)
+        settings = SentenceEncoder.own_settings(defaults.pooling or "mean",
+                                                int(max_length) if max_length else defaults.max_length)
+        known, reused = stored(ref, settings)
+    return ray_engine.bi_encoder_scores(on_ray, ref, pairs, batch_size, max_length, known=known), reused
 
 
 def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike | None = None,
@@ -274,62 +246,9 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
            max_length: int | None = None, run_tag: str | None = None, command: str | None = None,
            force: bool = False, loaded: tuple | None = None, engine="single", index: str | os.PathLike | None = None,
            progress: bool | None = None) -> RunResult:
-    """Rerank the top ``top_k`` documents per query of a first-stage run and write a TREC run.
-
-    See the module documentation for the rerankers, what happens below the top k (dropped) and the tie
-    order (score as written, then doc id descending; NevIR's two documents often tie under BM25). A run of
-    the whole benchmark given for a subset is reranked on the subset's queries (``notes`` says how many
-    queries were left out). The
-    metadata sidecar records the model and the first stage (``{"run", "sha256"}``).
-
-    Parameters
-    ----------
-    dataset_id : str
-        The registered dataset whose queries and documents (docstore) the run is about.
-    output : path
-        The run file to write (atomically; ``.gz`` is compressed).
-    model : str or path, optional
-        Hugging Face id (from the local cache) or model folder; default all-MiniLM-L6-v2 (bi-encoder).
-    run : path, optional
-        First-stage TREC run (``.gz`` accepted). Exactly one of ``run`` and ``candidates``.
-    candidates : bool
-        Rerank the dataset's scoreddocs instead (NevIR's document pairs).
-    reranker : {"cross-encoder", "monot5", "bi-encoder", "colbert"}, optional
-        Kind of model; detected from its config when not given.
-    top_k : int
-        Documents reranked per query.
-    batch_size : int
-        Pairs (or texts, for the bi-encoder) per forward pass.
-    max_length : int, optional
-        Token limit of an input (default: the model's, at most 512; for ``colbert``, the document length,
-        default the model's ``doc_maxlen``, else 180).
-    run_tag : str, optional
-        Last column of the run; default ``rerank-<kind>-<model name>``.
-    command : str, optional
-        Recorded in the metadata; defaults to this process's command line.
-    force : bool
-        Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.io.outputs.check_run_output`).
-    loaded : tuple, optional
-        ``(scorer, kind, ModelRef)`` as :func:`load_reranker` returns it: score with this already loaded
-        model (``model``, ``reranker`` and ``max_length`` are then not read).
-    engine : {"single", "ray"} or RayEngine
-        Score in this process, or on Ray workers (:mod:`negplugins.runners.ray_engine`), which are given the
-        very batches this process would score, so the run is the same; recorded in the sidecar's parameters.
-    index : path, optional
-        Bi-encoder only: a dense index of the same model and encoding settings (``Flat``) whose stored passage
-        vectors are used instead of encoding the documents again, on either engine; refused with the reason when
-        it does not match. Default: none, every document is encoded.
-    progress : bool, optional
-        A progress bar over the model's work on standard error (:func:`negplugins.options.progress_bar`): True
-        always, False never, None only when standard error is a terminal.
-
-    Raises
-    ------
-    UserError
-        Both or neither of ``run`` / ``candidates``; an unreadable or empty run; a run naming queries or
-        documents the dataset does not have; a model that cannot be loaded offline.
-    """
+    """Rerank the top ``top_k`` documents per query of a first-stage ``run`` (or the dataset's scoreddocs, with
+    ``candidates``) and write a TREC run and its sidecar. ``loaded`` is ``(scorer, kind, ModelRef)`` as
+    :func:`load_reranker` returns it; ``index``, a dense index whose passage vectors the bi-encoder reuses."""
     if (run is None) == (not candidates):
         raise UserError("give exactly one of --run FIRST_STAGE and --candidates")
     check_int(top_k, "--top-k", 1, MAX_HITS)
@@ -347,14 +266,7 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
                         f"by --reranker {reranker}")
     check_run_output(output, inputs=[run, index], force=force)  # never onto the run or the index it reads
     dataset = datasets.load(dataset_id)
-    if candidates:
-        first = _candidates_from_scoreddocs(dataset, dataset_id)
-        source = f"{dataset_id} scoreddocs"
-        first_stage = {"run": f"scoreddocs:{dataset_id}", "sha256": None}
-    else:
-        first = read_run(run)
-        source = str(run)
-        first_stage = {"run": str(run), "sha256": file_sha256(run)}
+    first, source, first_stage = _first_stage(dataset, dataset_id, run)
     texts = datasets.query_texts(dataset)
     whole, outside, unknown = datasets.split_outside_subset(dataset_id, [q for q in first if q not in texts])
     if unknown:
@@ -390,35 +302,16 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
     # the bi-encoder encodes a document as search dense does (its vectors are those a dense index stores)
     doc_texts = {doc_id: datasets.document_text(found[doc_id], normalise=kind != "bi-encoder") for doc_id in wanted}
     pairs = [(texts[q], doc_texts[doc_id]) for q in order for doc_id in top[q]]
-    reused, known = None, {}
+    stored = partial(_stored_passages, dataset_id, index=index, wanted=wanted, doc_texts=doc_texts)
     if on_ray is None:
         if loaded is None:
             scorer = make_scorer(ref, kind, batch_size, max_length)
-        if index is not None and not isinstance(scorer, BiEncoderScorer):
-            raise UserError("--index: the given scorer is not the suite's bi-encoder; its vectors cannot be "
-                            "replaced by a dense index's")
-        if isinstance(scorer, BiEncoderScorer):
-            if index is not None:
-                known, reused = _stored_passages(dataset_id, scorer.ref, scorer.encoder.settings, index, wanted,
-                                                 doc_texts)
-            scores = iter(scorer.score(pairs, progress=progress, known=known))
-        elif isinstance(scorer, (_PairScorer, ColbertScorer)):
-            scores = iter(scorer.score(pairs, progress=progress))
-        else:  # a scorer of the caller's (loaded=): score(pairs) is all it is known to take
-            scores = iter(scorer.score(pairs))
-    else:  # the model is loaded by the workers only
-        if kind == "bi-encoder":
-            if index is not None:  # the settings of the encoder the workers load, read from its files, not loaded
-                defaults = model_defaults(ref)
-                settings = SentenceEncoder.own_settings(defaults.pooling or "mean",
-                                                        int(max_length) if max_length else defaults.max_length)
-                known, reused = _stored_passages(dataset_id, ref, settings, index, wanted, doc_texts)
-            scores = iter(ray_engine.bi_encoder_scores(on_ray, ref, pairs, batch_size, max_length, known=known))
-        else:
-            scores = iter(ray_engine.score_pairs(on_ray, partial(make_scorer, ref, kind, batch_size, max_length),
-                                                 pairs, batch_size))
+        values, reused = _scores(scorer, pairs, index, stored, progress)
+    else:
+        values, reused = _scores_on_ray(on_ray, ref, kind, pairs, batch_size, max_length, index, stored)
         if kind == "colbert":  # its settings (markers, projection, dimension) are read from the loaded model
             scorer = make_scorer(ref, kind, batch_size, max_length)
+    scores = iter(values)
     results = []
     for q in order:
         scored = [(doc_id, next(scores)) for doc_id in top[q]]
@@ -426,11 +319,11 @@ def rerank(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike 
         results.append((q, sorted(scored, key=lambda item: (float(f"{item[1]:.6f}"), item[0]), reverse=True)))
     tag = run_tag or f"rerank-{kind}-{datasets.slug(ref.name)}"
     parameters = {"reranker": kind, "top_k": top_k, "batch_size": batch_size, "max_length": max_length,
-                  "rest": "dropped", "candidates": "scoreddocs" if candidates else "run"}
-    parameters["engine"] = ray_engine.describe(engine)
+                  "rest": "dropped", "candidates": "scoreddocs" if candidates else "run",
+                  "engine": ray_engine.describe(engine)}
     if kind == "monot5":
         parameters["template"] = MONOT5_TEMPLATE
-    if kind == "colbert":
+    if kind == "colbert" or (loaded is not None and callable(getattr(scorer, "parameters", None))):
         parameters.update(scorer.parameters())
     sidecar = Sidecar(dataset=dataset_id, runner="rerank", system=f"rerank top {top_k} with {kind} {ref.name}",
                       tag=tag, parameters=parameters, model=ref.metadata(), first_stage=first_stage,
