@@ -1,22 +1,6 @@
 """Derived copies: another project's copy of a release file, read only where the release is not.
 
-Some releases cannot be reached from every machine (NevIR's ``test.jsonl`` on the Hugging Face hub, ExcluIR's
-``test_manual_final.json`` on Google Drive), while a copy another project derived from them can (re-saved
-with fields of its own added). Such a copy is described once, by a :class:`DataOrigin`, and read through a
-:class:`ReleaseOrDerived` in place of the release file:
-
-* The release always wins: the copy is read only when ``IR_DATASETS_EXT_MIRROR`` is set, the release file is
-  absent from the mirror and from the ir_datasets cache, and the copy is in the mirror at
-  ``<mirror>/<benchmark>/<DataOrigin.path>``. Without a mirror the release is fetched as usual.
-* The copy is verified by its own size and SHA-256 (pinned in ``etc/downloads.json``, not trusted on first use); a file there that is
-  not that copy is refused with one line.
-* The origin is never hidden: every dataset that reads such a file answers ``data_origins()`` (an ir_datasets
-  constituent, :class:`DataOrigins`) with the records of the copies it reads, which the suite writes into run
-  sidecars, evaluations, report cards and leaderboards. The dataset's ir_datasets documentation says it
-  too (:class:`OriginDocumentation`).
-
-What a copy adds to the release's fields is the dataset module's concern: its reader takes the release's own
-fields and ignores the rest.
+The release always wins; the copy is pinned by size and SHA-256 and every output names it (docs/formats.md).
 """
 
 from __future__ import annotations
@@ -34,29 +18,8 @@ DERIVED = "derived copy"
 
 @dataclass(frozen=True)
 class DataOrigin:
-    """Where a file a dataset reads comes from, when it is not the benchmark's own release.
-
-    Parameters
-    ----------
-    benchmark : str
-        The benchmark's folder in the mirror (``nevir``).
-    path : str
-        The copy's path below ``<mirror>/<benchmark>/`` (``derived/NevIR_test_final.json``).
-    replaces : str
-        The release file it stands in for, below the same folder (``test.jsonl``).
-    sha256 : str
-        The copy's SHA-256 (64 lowercase hexadecimal digits).
-    size : int
-        Its size in bytes.
-    source : str
-        Where the copy was taken from, pinned: repository, commit and path.
-    url : str
-        The copy's immutable URL (at that commit).
-    note : str
-        What it holds besides the release's fields, and what the suite reads of it (one sentence).
-    kind : str
-        :data:`DERIVED`.
-    """
+    """A file a dataset reads that is not the benchmark's own release: the copy at ``<mirror>/<benchmark>/<path>``
+    standing in for the release file ``replaces``, taken from ``source`` (repository, commit and path)."""
 
     benchmark: str
     path: str
@@ -79,14 +42,12 @@ class DataOrigin:
                 f"{self.benchmark}/{self.replaces}")
 
     def to_dict(self) -> dict:
-        """The record as sidecars, evaluations, report cards and leaderboards store it: every field and
-        :attr:`file`, keys sorted."""
+        """The record sidecars, evaluations, report cards and leaderboards store: every field and :attr:`file`."""
         return dict(sorted({**asdict(self), "file": self.file}.items()))
 
     @classmethod
     def pinned(cls, benchmark: str, path: str) -> DataOrigin:
-        """The copy ``<benchmark>/<path>`` as ``etc/downloads.json`` describes it (its ``derived_from``, ``origin``,
-        ``note``, URL, SHA-256 and size)."""
+        """The copy ``<benchmark>/<path>`` as ``etc/downloads.json`` describes it."""
         entry = download_entry(benchmark, path)
         if "derived_from" not in entry:
             raise KeyError(f"{benchmark}/{path} is not a derived copy in etc/downloads.json (no derived_from)")
@@ -100,15 +61,8 @@ class DataOrigin:
 
 
 class ReleaseOrDerived:
-    """ir_datasets' streamer protocol (``path()``, ``stream()``) over a release file or its derived copy.
-
-    Parameters
-    ----------
-    release : VerifiedDownload
-        The release file (pinned URL, mirror layout, checksums or trust on first use).
-    derived : DataOrigin
-        The copy read in its place where the release is absent (see the module documentation).
-    """
+    """A streamer (``path()``, ``stream()``) over a release file, or its derived copy where the mirror lacks the
+    release and the cache holds none."""
 
     def __init__(self, release: VerifiedDownload, derived: DataOrigin):
         if derived.benchmark != release.benchmark:
@@ -134,15 +88,7 @@ class ReleaseOrDerived:
         return self.derived.path if self.origin() is not None else self.release.file
 
     def path(self, force=True):
-        """The verified file read: the release (mirror, cache or download), or the copy in the mirror.
-
-        Raises
-        ------
-        DownloadError
-            With a mirror: neither the release nor the copy is there (both named).
-        ChecksumError
-            The file is not the release (its checksum) or not the copy (its pinned size and SHA-256).
-        """
+        """The verified file read: the release (mirror, cache or download), or the copy in the mirror."""
         if self.origin() is None:
             release = self.release.mirror_path()
             if force and release is not None and not release.is_file() and not self.release.cache_path.is_file():
@@ -165,13 +111,7 @@ class ReleaseOrDerived:
 
 
 class DataOrigins:
-    """ir_datasets constituent: ``dataset.data_origins()`` lists the derived copies the dataset reads.
-
-    Parameters
-    ----------
-    *streamers : object
-        The dataset's source files; those that are :class:`ReleaseOrDerived` are asked which file they read.
-    """
+    """ir_datasets constituent: ``dataset.data_origins()`` lists the derived copies the dataset reads."""
 
     def __init__(self, *streamers):
         self._streamers = [s for s in streamers if isinstance(s, ReleaseOrDerived)]
@@ -183,11 +123,7 @@ class DataOrigins:
 
 
 class OriginDocumentation:
-    """ir_datasets documentation (``dataset.documentation()``) that adds each possible derived copy to ``desc``.
-
-    The paragraph is rendered from the :class:`DataOrigin` records, so the documentation never repeats their
-    facts by hand.
-    """
+    """ir_datasets documentation whose ``desc`` adds a paragraph on each possible derived copy, from its record."""
 
     def __init__(self, documentation, *origins: DataOrigin):
         self._documentation = documentation

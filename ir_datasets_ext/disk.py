@@ -1,18 +1,8 @@
 """Free disk space before the large writes, and the permissions of what the suite writes into shared folders.
 
-Free space
-    Every large step (copying a download into the cache, building a docstore, indexing with Lucene, writing
-    a faiss index) first calls :func:`check_free_space` with an estimate of what it will write. When the
-    file system holding the folder has less free space than that, the step stops before writing anything,
-    with one line naming the folder, the space needed and the space available (:class:`DiskSpaceError`).
-    Estimates are upper bounds measured on the suite's own outputs (see the callers). As stock ir_datasets'
-    ``check_disk_free``, the check is skipped when ``IR_DATASETS_SKIP_DISK_FREE=true``.
-
-Permissions
-    ``tempfile.mkstemp`` and ``mkdtemp`` create ``0600`` files and ``0700`` folders. What the suite keeps
-    in the ir_datasets cache (``$IR_DATASETS_HOME``) and in its outputs gets the permissions of a plain
-    ``open()`` or ``mkdir`` instead (:func:`give_usual_permissions`: ``0666`` / ``0777`` less the process's
-    umask), as stock ir_datasets' cache, so that a lab can share one ``IR_DATASETS_HOME``.
+Every large step checks its estimated size first (:func:`check_free_space`; ``IR_DATASETS_SKIP_DISK_FREE=true``
+skips it, as in ir_datasets); what ``mkstemp`` made gets a plain ``open()``'s permissions, so that a lab can share
+one ``IR_DATASETS_HOME``.
 """
 
 from __future__ import annotations
@@ -54,22 +44,8 @@ def free_bytes(folder: str | os.PathLike) -> int:
 
 
 def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
-    """Refuse a step that needs about ``needed`` bytes in ``folder`` when its file system has less free space.
-
-    Parameters
-    ----------
-    folder : path
-        Where the step writes (it need not exist yet: its nearest existing parent is measured).
-    needed : int
-        Estimated bytes the step writes there.
-    what : str
-        The step, for the message (``"the Lucene index of comlq"``).
-
-    Raises
-    ------
-    DiskSpaceError
-        One line: the folder, the step, the space needed and the space available.
-    """
+    """Refuse (a one-line DiskSpaceError) a step that needs about ``needed`` bytes in ``folder``, named ``what``,
+    when its file system has less free space."""
     if os.environ.get(SKIP_ENV, "").strip().lower() == "true":
         return
     free = free_bytes(folder)
@@ -94,11 +70,8 @@ def umask() -> int:
 
 
 def give_usual_permissions(path: str | os.PathLike, recursive: bool = False) -> None:
-    """Give ``path`` the permissions ``open()`` / ``mkdir`` would have: ``0666`` / ``0777`` less the umask.
-
-    For files and folders made by ``mkstemp`` / ``mkdtemp`` (``0600`` / ``0700``). With ``recursive``, a
-    folder's contents too (symbolic links are left alone).
-    """
+    """Give ``path`` (and with ``recursive`` a folder's contents, links aside) the permissions ``open()`` /
+    ``mkdir`` would have: ``0666`` / ``0777`` less the umask."""
     mask = umask()
     path = Path(path)
     todo = [path]

@@ -1,55 +1,7 @@
-"""Pinned, verified downloads with an offline mirror.
+"""Pinned, verified downloads of the benchmarks' files, read from an offline mirror where one is set.
 
-Every source file of the suite is described by a :class:`VerifiedDownload`: the benchmark folder, the
-file's original name, an immutable URL and the checksums that are known. It follows ir_datasets'
-streamer protocol (``path()`` and ``stream()``), so ir_datasets' ``ZipExtract``, ``TarExtract`` and
-``Cache`` wrap it as they wrap ir_datasets' own downloads.
-
-Where a file comes from
-    If the environment variable ``IR_DATASETS_EXT_MIRROR`` names a directory, the file is read from
-    ``<mirror>/<benchmark>/<original file name>`` (the layout of ``../shared/data/``) and never from the
-    network. Otherwise it is fetched from its pinned URL.
-
-What is checked
-    A mirror file is used in place, never copied: its size, MD5 and SHA-256 are compared with the known
-    values, and once it verifies ``path()`` returns the mirror file itself (a corpus of 14 GB costs no
-    second 14 GB in the cache). A file fetched from its URL is copied into the ir_datasets cache
-    (``$IR_DATASETS_HOME/<benchmark>/``) through a temporary file, checked the same way before the
-    temporary file is renamed into place, after a check that the cache's disk has room for it
-    (:func:`ir_datasets_ext.disk.check_free_space`, where the size is known). A truncated or altered file
-    raises :class:`ChecksumError` naming the file and both values, and leaves nothing in the cache, so a
-    retry after fixing the source needs no clean-up. Where no checksum is published, the SHA-256 seen at
-    the first successful verification is recorded in ``$IR_DATASETS_HOME/ir_datasets_ext.hashes.json``
-    and every later verification of that file must match it (trust on first use). Such a file is first read
-    whole by its dataset's reader (``validate``): a file that is not the benchmark's (another file, an error
-    page) is refused with the reader's one line, and neither its hash nor a copy of it is kept, so the right
-    file put in its place is accepted.
-
-After the verification
-    A verified file gets a stamp in the cache (``.<file>.verified`` beside where the cached copy would
-    be: size, modification time and SHA-256, and ``source``, the mirror file, when the file is used in
-    place). Every use compares the file's size and modification time with the stamp (one ``stat``);
-    when they differ, or the stamp is missing or names another file, the checksum is computed again. A
-    cached copy damaged after its verification is replaced (by the mirror file in place, or fetched
-    again from the URL); if that fails the error names the damaged file to delete. A mirror file changed
-    after its verification is verified again, and refused if it no longer matches. Cached files and
-    stamps get the permissions of a plain ``open()`` (``0666`` less the umask), as stock ir_datasets'
-    cache, so a lab can share one ``IR_DATASETS_HOME``.
-
-Interrupted copies
-    A copy is written to ``<file>.<pid>.<random>.tmp``. Temporaries left by processes that no longer
-    run (a killed copy) are removed by the next use of the file; those of a live process are left alone.
-
-Nothing is fetched when a dataset is registered: only ``path()`` and ``stream()`` download.
-
-Where the facts live
-    Every URL, checksum and size is in one data file, ``etc/downloads.json`` (ir_datasets' own
-    ``etc/downloads.json`` convention): ``{benchmark folder: {file: entry}}``, the file being its path below the
-    folder. An entry has ``url`` and, where known, ``expected_md5``, ``expected_sha256`` and ``size`` (bytes,
-    checked exactly); an entry without a checksum is trusted on first use. A derived copy of a release file
-    (:mod:`ir_datasets_ext.derived`) also has ``derived_from`` (the release file it stands in for), ``origin``
-    (repository, commit and path) and ``note``, and always its SHA-256 and size. The dataset modules ask
-    :func:`pinned_download` for their files; nothing of this is written in code.
+Every URL, checksum and size is in ``etc/downloads.json``; how files are verified, stamped and trusted on first use:
+docs/architecture.md ("Downloads").
 """
 
 from __future__ import annotations
@@ -118,13 +70,7 @@ def _downloads() -> dict[str, dict[str, dict]]:
 
 
 def check_downloads(data, where: str) -> dict[str, dict[str, dict]]:
-    """``data`` (the parsed :data:`DOWNLOADS_FILE`, named ``where`` in errors) when every entry is well formed.
-
-    Raises
-    ------
-    ValueError
-        One line naming the benchmark folder, the file and the field, and what was expected.
-    """
+    """``data`` (the parsed :data:`DOWNLOADS_FILE`) when every entry is well formed; else a one-line ValueError."""
     if not isinstance(data, dict) or not all(isinstance(files, dict) for files in data.values()):
         raise ValueError(f"{where}: expected an object of benchmark folders, each an object of files")
     for benchmark, files in data.items():
@@ -152,13 +98,7 @@ def benchmark_folders() -> list[str]:
 
 
 def download_entry(benchmark: str, file: str) -> dict:
-    """The entry of ``<benchmark>/<file>`` in :data:`DOWNLOADS_FILE` (``url``, checksums, size, ...).
-
-    Raises
-    ------
-    KeyError
-        No such entry (a dataset module asks for a file the data file does not list: a bug).
-    """
+    """The entry of ``<benchmark>/<file>`` in :data:`DOWNLOADS_FILE` (``url``, checksums, size, ...)."""
     try:
         return dict(_downloads()[benchmark][file])
     except KeyError:
@@ -166,13 +106,8 @@ def download_entry(benchmark: str, file: str) -> dict:
 
 
 def pinned_download(benchmark: str, file: str, source=None, validate=None) -> VerifiedDownload:
-    """The :class:`VerifiedDownload` of ``<benchmark>/<file>`` as :data:`DOWNLOADS_FILE` pins it.
-
-    ``source`` is how its URL is fetched (:class:`VerifiedDownload`'s ``source``: Google Drive's files pass
-    :class:`ir_datasets_ext.gdrive.GoogleDriveSource`); by default, ir_datasets' ``RequestsDownload``.
-    ``validate`` reads the whole file before its hash is trusted on first use (:class:`VerifiedDownload`); a file
-    without a checksum must have one (a ``ValueError`` otherwise: a dataset module's bug).
-    """
+    """The :class:`VerifiedDownload` of ``<benchmark>/<file>`` as :data:`DOWNLOADS_FILE` pins it; a file without a
+    checksum needs a ``validate``."""
     entry = download_entry(benchmark, file)
     if validate is None and "expected_md5" not in entry and "expected_sha256" not in entry:
         raise ValueError(f"{benchmark}/{file} has no checksum in ir_datasets_ext/{DOWNLOADS_FILE}: its dataset "
@@ -239,10 +174,7 @@ def _process_alive(pid: int) -> bool:
 
 
 def remove_stale_temporaries(target: Path) -> list[Path]:
-    """Remove ``<target>.<pid>[.<random>].tmp`` files whose writing process no longer runs.
-
-    Returns the files removed. Temporaries of live processes (a concurrent copy) are kept.
-    """
+    """Remove the ``<target>.<pid>[.<random>].tmp`` files whose writing process no longer runs; returns them."""
     removed = []
     for tmp in target.parent.glob(f"{glob.escape(target.name)}.*.tmp"):
         pid = tmp.name[len(target.name) + 1:].split(".", 1)[0]
@@ -267,29 +199,12 @@ def _file_digests(path: Path) -> tuple[int, str, str]:
 
 
 class VerifiedDownload:
-    """One source file of a benchmark, pinned to a URL and verified before use.
+    """One source file of a benchmark (``<benchmark>/<file>`` in the mirror and the cache), pinned to a URL and
+    verified before use; an ir_datasets streamer (``path()``, ``stream()``).
 
-    Parameters
-    ----------
-    benchmark : str
-        Folder of the benchmark in the cache and in the mirror (``comlq``, ``nevir``, ...).
-    file : str
-        The file's original path in the release (``dataset.zip``, ``MSMARCO/eval.json``); also its
-        path below ``<mirror>/<benchmark>/`` and below the cache folder.
-    url : str
-        Immutable URL (pinned to a commit or revision).
-    md5, sha256 : str, optional
-        Known checksums. When neither is given the hash is recorded on first download.
-    size : int, optional
-        Known size in bytes (a cheap first check against truncation).
-    validate : callable, optional
-        ``validate(path, source)`` reads the whole file at ``path`` as its dataset does and raises a
-        ``ValueError`` (the dataset's ``FormatError``, naming ``source``: the mirror file or the URL) when
-        it is not the benchmark's file. Run before a hash is trusted on first use.
-    source : callable, optional
-        ``source(url)`` returns an object with a ``stream()`` context manager yielding the remote
-        bytes; defaults to ir_datasets' ``RequestsDownload``. Google Drive files pass
-        :class:`ir_datasets_ext.gdrive.GoogleDriveSource`-like factories here.
+    ``validate(path, source)`` reads a file without a known checksum as its dataset does (a ``ValueError`` when it
+    is not the benchmark's file) before its hash is trusted; ``source(url)`` fetches the URL (default: ir_datasets'
+    ``RequestsDownload``; Google Drive: :class:`ir_datasets_ext.gdrive.GoogleDriveSource`).
     """
 
     def __init__(self, benchmark, file, url, md5=None, sha256=None, size=None, source=None, validate=None):
@@ -311,7 +226,6 @@ class VerifiedDownload:
 
     @property
     def key(self) -> str:
-        """Identifier of the file in the recorded-hashes registry."""
         return f"{self.benchmark}/{self.file}@{self.url}"
 
     def mirror_path(self) -> Path | None:
@@ -320,30 +234,12 @@ class VerifiedDownload:
 
     @property
     def stamp_path(self) -> Path:
-        """The verification stamp beside the cached file."""
         target = self.cache_path
         return target.with_name(f".{target.name}.verified")
 
     def path(self, force=True) -> Path:
-        """Local path of the verified file: the mirror file itself, or the copy in the cache.
-
-        With a mirror, the mirror file is verified in place (once; later calls compare its size and
-        modification time with the stamp) and returned; a copy already in the cache (fetched from the
-        URL earlier) is used while it verifies. Without a mirror the file is fetched into the cache
-        when ``force`` and not cached yet. A damaged cached copy is replaced.
-
-        Raises
-        ------
-        ChecksumError
-            The file (mirror or cached copy) does not match, and no good copy can be had (the message
-            names the file).
-        DownloadError
-            The file cannot be fetched (not in the mirror, network failure).
-        ir_datasets_ext.disk.DiskSpaceError
-            The cache's disk has no room for the copy.
-        ValueError
-            A file trusted on first use is not the benchmark's file (``validate``'s error, a ``FormatError``).
-        """
+        """The verified file: the mirror file itself, or the copy in the cache (fetched when ``force``); a damaged
+        cached copy is replaced."""
         target = self.cache_path
         mirror_file = self.mirror_path()
         if not force:
@@ -370,22 +266,10 @@ class VerifiedDownload:
         return target
 
     def _verify_in_place(self, mirror_file: Path) -> None:
-        """Verify the mirror file where it is, unless its stamp says it was verified as it is now.
-
-        Raises
-        ------
-        DownloadError
-            The mirror has no such file.
-        ChecksumError
-            Its size or checksum is not the expected one (nothing is recorded then).
-        ValueError
-            Trusted on first use, it is not the benchmark's file (``validate``; nothing is recorded then).
-        """
+        """Verify the mirror file where it is, unless its stamp says it was verified as it is now."""
         if not mirror_file.is_file():
-            raise DownloadError(
-                f"{mirror_file}: not found; {MIRROR_ENV}={mirror_root()} is set, so "
-                f"{self.benchmark}/{self.file} is read from there (originally {self.url})")
-        remove_stale_temporaries(self.cache_path)  # a copy an earlier version of the suite left half-way
+            raise self._not_in_mirror(mirror_file)
+        remove_stale_temporaries(self.cache_path)  # a copy a killed process left half-way
         source = str(mirror_file.absolute())
         info = mirror_file.stat()
         if self.size is not None and info.st_size != self.size:
@@ -402,6 +286,10 @@ class VerifiedDownload:
         _write_small_json(self.stamp_path, {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "sha256": sha256,
                                             "source": source})
 
+    def _not_in_mirror(self, mirror_file: Path) -> DownloadError:
+        return DownloadError(f"{mirror_file}: not found; {MIRROR_ENV}={mirror_root()} is set, so "
+                             f"{self.benchmark}/{self.file} is read from there (originally {self.url})")
+
     def _read_stamp(self) -> dict:
         try:
             stamp = json.loads(self.stamp_path.read_text(encoding="utf-8"))
@@ -414,7 +302,7 @@ class VerifiedDownload:
         info = target.stat()
         if self.size is not None and info.st_size != self.size:
             return f"{info.st_size:,} bytes, expected {self.size:,}"
-        stamp = self._read_stamp()  # none (a cache of an older version) or a damaged one: verify the bytes
+        stamp = self._read_stamp()  # none or a damaged one: verify the bytes
         if "source" not in stamp and stamp.get("size") == info.st_size and stamp.get("mtime_ns") == info.st_mtime_ns:
             return None
         size, md5, sha256 = _file_digests(target)
@@ -440,9 +328,7 @@ class VerifiedDownload:
         mirror_file = self.mirror_path()
         if mirror_file is not None:
             if not mirror_file.is_file():
-                raise DownloadError(
-                    f"{mirror_file}: not found; {MIRROR_ENV}={mirror_root()} is set, so "
-                    f"{self.benchmark}/{self.file} is read from there (originally {self.url})")
+                raise self._not_in_mirror(mirror_file)
             with open(mirror_file, "rb") as f:
                 yield f, str(mirror_file)
             return
@@ -513,21 +399,8 @@ class VerifiedDownload:
 
 
 class ZipMember:
-    """One member of a verified zip file, as a streamer (``path()``, ``stream()``): ir_datasets' ``ZipExtract``,
-    without its log lines.
-
-    ir_datasets' ``ZipExtract`` logs ``[INFO] [starting] opening zip file`` and ``[finished] ...`` through its own
-    logger each time a member is opened, which stock tools (``ir_measures comlq ...``, ``pyserini.eval.trec_eval
-    ... comlq ...``) then printed for the suite's datasets although nobody asked (opening takes milliseconds).
-    This one opens the same member of the same file, silently.
-
-    Parameters
-    ----------
-    download : VerifiedDownload
-        The zip file.
-    member : str
-        The member's path inside the zip (``dataset/corpus.jsonl``).
-    """
+    """One member of a verified zip file, as a streamer: ir_datasets' ``ZipExtract`` without the log lines it
+    writes each time a member is opened (which stock tools would print for the suite's datasets)."""
 
     def __init__(self, download, member: str):
         self.download = download

@@ -1,15 +1,7 @@
-"""Google Drive downloads, including the confirmation step for large files.
+"""Google Drive downloads, including the confirmation page Drive answers for files too large to virus-scan.
 
-For files too large to be virus-scanned, ``drive.google.com/uc?export=download&id=<id>`` answers with an
-HTML page instead of the file. Two generations of that page exist:
-
-* the old one sets a cookie ``download_warning_<...>=<token>`` (and links to ``/uc?...&confirm=<token>``);
-  the download is repeated with ``confirm=<token>``;
-* the current one holds a form ``<form id="download-form" action="https://drive.usercontent.google.com/download">``
-  with hidden inputs ``id``, ``export``, ``confirm`` and ``uuid``; the download is the form's GET request.
-
-:class:`GoogleDriveSource` handles both and plugs into :class:`ir_datasets_ext.download.VerifiedDownload`
-through its ``source=`` parameter; the bytes are then checked like any other download.
+Two generations of that page exist: an old one whose ``download_warning`` cookie holds the token to repeat the
+request with, and a current one whose ``download-form`` is the request to send.
 """
 
 from __future__ import annotations
@@ -28,7 +20,6 @@ from .download import DownloadError
 
 __all__ = ["GoogleDriveSource", "ConfirmRequest", "drive_file_id", "drive_url", "parse_confirmation"]
 
-USERCONTENT_DOWNLOAD = "https://drive.usercontent.google.com/download"
 _MAX_PAGE = 1 << 20  # an HTML answer larger than this is not a confirmation page
 
 
@@ -80,17 +71,7 @@ class _FormParser(HTMLParser):
 
 
 def parse_confirmation(html: str, url: str, cookies: dict | None = None) -> ConfirmRequest | None:
-    """The follow-up request of a Google Drive confirmation page, or ``None`` if ``html`` is not one.
-
-    Parameters
-    ----------
-    html : str
-        The HTML answered instead of the file.
-    url : str
-        The URL that was requested (for the file id and to resolve relative links).
-    cookies : dict, optional
-        Cookies of that answer; an old-style ``download_warning*`` cookie carries the token.
-    """
+    """The follow-up request of the confirmation page ``html`` answered for ``url``, or ``None`` if it is not one."""
     for name, value in (cookies or {}).items():
         if name.startswith("download_warning"):
             return ConfirmRequest(_uc_base(url), {**_query(url), "confirm": value})
@@ -127,11 +108,8 @@ def _looks_like_html(response) -> bool:
 
 
 class GoogleDriveSource:
-    """``source(url)`` for :class:`~ir_datasets_ext.download.VerifiedDownload`: streams a Drive file.
-
-    ``stream()`` yields the file's bytes. It raises :class:`DownloadError` when Drive answers with an
-    HTML page that is neither the file nor a confirmation page (quota exceeded, no access, removed).
-    """
+    """``source(url)`` for :class:`~ir_datasets_ext.download.VerifiedDownload`: streams a Drive file; an HTML page
+    that is neither the file nor a confirmation (quota, no access) is a DownloadError."""
 
     def __init__(self, url: str, session=None):
         self.url = drive_url(drive_file_id(url)) if "export=download" not in url else url

@@ -1,68 +1,84 @@
-"""The one declaration of each benchmark: its spec.
+"""Each benchmark's spec: one typed record per benchmark, declared in its dataset module and checked by its types.
 
-A dataset family (``comlq``, ``excluir``, ...) declares one :class:`Benchmark` next to its ir_datasets
-wiring, as ir_datasets keeps ``NAME`` and ``QREL_DEFS`` beside each family, and registers it with
-:func:`register_benchmark`. The numbers its paper reports are data, not code: ``etc/reported/<name>.csv``,
-read by :func:`read_reported`. Everything else reads the spec: the default measures and subsets of
-``negplugins evaluate``, the leaderboard pages and their index, the command line's help and the README's
-benchmark table and default measures (rendered by ``negplugins.doc_blocks``). Adding a benchmark touches its
-dataset module, its docs YAML, its files in ``etc/`` and its tests, nothing else; the README's generated blocks are then refreshed with
-``python -m negplugins.doc_blocks --write README.md`` (a test fails until they are).
-
-The citation is not repeated here: it is the ``bibtex`` of the family's docs YAML (what ir_datasets shows),
-read by :meth:`Benchmark.citation`.
+How to declare one: docs/architecture.md ("Adding a benchmark, a measure, a runner, a leaderboard column").
 """
 
 from __future__ import annotations
 
+import collections.abc
 import csv
 import io
 import math
 import pkgutil
 import re
-from dataclasses import dataclass, field, fields, replace
-from typing import Callable, Mapping
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Literal
 
-__all__ = ["Benchmark", "Baseline", "Reported", "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES",
-           "GENERIC_MAIN_MEASURE", "PROTOCOLS", "PYSERINI_BM25", "format_reported", "read_reported", "main_measure"]
+__all__ = ["Benchmark", "Paper", "Measures", "Data", "Breakdown", "Protocol", "Baseline", "Reported",
+           "register_benchmark", "benchmarks", "benchmark_of", "GENERIC_MEASURES", "GENERIC_MAIN_MEASURE",
+           "PYSERINI_BM25", "format_reported", "read_reported", "main_measure"]
 
 #: Measures for a dataset no spec covers (a plain ir_datasets dataset scored by ``negplugins evaluate``).
 GENERIC_MEASURES = ("nDCG@10", "RR@10", "R@100")
-#: The main measure of such a dataset (its leaderboard's primary column).
 GENERIC_MAIN_MEASURE = GENERIC_MEASURES[0]
-
-#: How a benchmark's paper evaluates a system (:attr:`Benchmark.protocol`): ``retrieval`` ranks the whole corpus
-#: for each query (a dense model directly, or BM25 then a reranker) and keeps the top :attr:`Benchmark.depth`;
-#: ``pairs`` scores each query's own candidate documents (the dataset's scoreddocs: NevIR's two documents).
-PROTOCOLS = ("retrieval", "pairs")
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*(/[a-z0-9_.-]+)*")
 
 
+def _check_types(record, who: str, path: str = "") -> None:
+    """Check each field of a spec record against its type hint, nested records included; a tuple of names holds
+    distinct, non-empty ones. A ValueError names ``who`` and the field."""
+    for name, hint in typing.get_type_hints(type(record)).items():
+        value = getattr(record, name)
+        where = f"{path}{name}"
+        if not _matches(value, hint):
+            raise ValueError(f"{who}: {where} is {value!r}, expected {_hint_text(hint)}")
+        if hint == tuple[str, ...]:
+            if not all(value):
+                raise ValueError(f"{who}: {where} holds an empty name")
+            if len(set(value)) != len(value):
+                raise ValueError(f"{who}: {where} names one twice ({', '.join(value)})")
+        if is_dataclass(value):
+            _check_types(value, who, f"{where}.")
+
+
+def _matches(value, hint) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, arg) for arg in args)
+    if origin is Literal:
+        return value in args
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_matches(item, args[0]) for item in value)
+        return len(value) == len(args) and all(map(_matches, value, args))
+    if origin is collections.abc.Mapping:
+        return isinstance(value, Mapping) and all(_matches(k, args[0]) and _matches(v, args[1])
+                                                  for k, v in value.items())
+    if origin is collections.abc.Callable:
+        return callable(value)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, origin or hint)
+
+
+def _hint_text(hint) -> str:
+    text = hint.__name__ if isinstance(hint, type) else str(hint)
+    return re.sub(r"\b(typing|collections\.abc|ir_datasets_ext\.spec)\.", "", text)
+
+
 @dataclass(frozen=True)
 class Reported:
-    """One number a benchmark's paper reports, with where it stands in the paper.
+    """One number a benchmark's paper reports (a fraction: 50.5 % is 0.505), with where it stands in the paper.
 
-    Parameters
-    ----------
-    system : str
-        The system as the paper names it (``"BM25"``, ``"Contriever"``).
-    measure : str
-        The suite's measure name for what the paper reports (``"nDCG@10"``; BoolQuestions' MRR@10 is
-        ``"PosRR@10"``).
-    value : float
-        The value as a fraction (a paper's 50.5 % is 0.505).
-    dataset : str
-        The registered dataset id the number is on.
-    subset : str, optional
-        The subset (value of the benchmark's ``subset_field``) the number is for; None for the dataset.
-    source : str
-        Provenance in the paper: table (or figure) and row, e.g. ``"Table 3, row BM25"``.
-    note : str
-        Anything a reader must know to compare (a different protocol, a rounded value).
-    decimals : int, optional
-        Decimals of the fraction as the paper prints the number (its 34.0 % is ``0.340``: 3); None takes the
-        spec's :attr:`Benchmark.reported_decimals`. The number is shown with them (:attr:`printed`).
+    ``decimals``: those of the fraction as the paper prints it (its 34.0 % is ``0.340``: 3).
     """
 
     system: str
@@ -76,29 +92,15 @@ class Reported:
 
     @property
     def printed(self) -> str:
-        """The value as the paper prints it, as a fraction (``0.340``, not ``0.34``): :func:`format_reported`."""
         return format_reported(self.value, self.decimals)
 
 
-#: The folder of the papers' numbers in this package: one CSV per benchmark, ``<name>.csv``, one row per number,
-#: the columns named as the fields of :class:`Reported` (an empty ``subset`` or ``decimals`` cell is None).
+#: The papers' numbers: one CSV per benchmark, ``<name>.csv``, its columns the fields of :class:`Reported`.
 REPORTED_FOLDER = "etc/reported"
 
 
 def read_reported(name: str) -> tuple[Reported, ...]:
-    """The numbers benchmark ``name``'s paper reports, from ``etc/reported/<name>.csv`` in this package.
-
-    The file is package data (found in a wheel and in an editable install alike). Each row is checked as the
-    keyword arguments of a literal ``Reported(...)`` were: the header names every field of :class:`Reported`
-    once; ``system``, ``measure``, ``value``, ``dataset`` and ``source`` are filled; ``value`` is a fraction
-    (-1 to 1), ``decimals`` empty or a non-negative integer; no number is recorded twice (system, measure,
-    dataset, subset). ``tests/test_reported_numbers.py`` then finds each number in its paper's text.
-
-    Raises
-    ------
-    ValueError
-        One line naming the file, the line, the column and what was expected.
-    """
+    """The numbers benchmark ``name``'s paper reports, from ``etc/reported/<name>.csv`` (package data)."""
     path = f"{REPORTED_FOLDER}/{name}.csv"
     try:
         data = pkgutil.get_data("ir_datasets_ext", path)
@@ -108,8 +110,7 @@ def read_reported(name: str) -> tuple[Reported, ...]:
 
 
 def parse_reported(text: str, where: str) -> tuple[Reported, ...]:
-    """The :class:`Reported` rows of a CSV text in the layout of :func:`read_reported` (``where`` names it in
-    errors), checked as :func:`read_reported` says."""
+    """The :class:`Reported` rows of a CSV text; a ValueError names ``where``, the line and the column."""
     rows = csv.reader(io.StringIO(text, newline=""))
     columns = [f.name for f in fields(Reported)]
     header = next(rows, [])
@@ -154,10 +155,7 @@ def _cell_number(text: str, kind: type, where: str, line: int, column: str):
 
 
 def format_reported(value: float | None, decimals: int | None = None) -> str:
-    """A paper's number with the paper's digits: ``decimals`` of them, else as few as it needs (``0.505``).
-
-    The one formatter of the papers' numbers (report cards, leaderboards, reproduction page); ``–`` for None.
-    """
+    """A paper's number with the paper's digits: ``decimals`` of them, else as few as it needs; ``–`` for None."""
     if value is None:
         return "–"
     if decimals is not None:
@@ -167,42 +165,22 @@ def format_reported(value: float | None, decimals: int | None = None) -> str:
 
 @dataclass(frozen=True)
 class Baseline:
-    """A system the suite computes itself, with no model, beside every model on the report card.
+    """A system without a model that the report card runs beside every model (``runner``: ``bm25`` or ``bm25s``).
 
-    ``negplugins benchmark`` runs each baseline of a benchmark (:meth:`Benchmark.computed_baselines`) with the
-    suite's own runner, on the same data and to the same depth as the model, evaluates it with the same
-    measures and counts it in "better than N of M"; the papers' numbers stay context.
-
-    Parameters
-    ----------
-    name : str
-        File-name-safe name of its run (``bm25`` -> ``bm25.trec.gz``).
-    runner : {"bm25", "bm25s"}
-        ``bm25``: Lucene BM25 through Pyserini (``negplugins search bm25``) at ``parameters``; ``bm25s``: the
-        bm25s package (``negplugins search bm25s``) with ``preset``.
-    system : str
-        How the report card names it.
-    parameters : mapping
-        The runner's parameters (``bm25``: ``k1``, ``b``).
-    preset : str, optional
-        The bm25s preset (``comlq-authors``).
-    reproduces : str, optional
-        The system of the paper this configuration is (as :attr:`Reported.system`).
-    authors_pipeline : bool
-        It follows the authors' own code or configuration (with ``reproduces``).
+    ``reproduces`` names the paper's system it is (as :attr:`Reported.system`); ``authors_pipeline``: it follows
+    the authors' own code.
     """
 
     name: str
-    runner: str
+    runner: Literal["bm25", "bm25s"]
     system: str
-    parameters: Mapping = field(default_factory=dict)
+    parameters: Mapping[str, float] = field(default_factory=dict)
     preset: str | None = None
     reproduces: str | None = None
     authors_pipeline: bool = False
 
     def __post_init__(self):
-        if self.runner not in ("bm25", "bm25s"):
-            raise ValueError(f"baseline {self.name!r}: runner {self.runner!r} is not bm25 or bm25s")
+        _check_types(self, f"baseline {self.name!r}")
         if self.authors_pipeline and not self.reproduces:
             raise ValueError(f"baseline {self.name!r}: authors_pipeline without reproduces (which system?)")
 
@@ -211,266 +189,205 @@ class Baseline:
 PYSERINI_BM25 = Baseline(name="bm25", runner="bm25", system="BM25 (Pyserini defaults: Lucene, k1 0.9, b 0.4)",
                          parameters={"k1": 0.9, "b": 0.4})
 
-
-#: ``(dataset_id, qrels or None) -> (measure names, notes)``: a benchmark's own choice of measures where
-#: it depends on the data (ComLQ adds LSNC@100 only where the qrels hold explicit negatives).
+#: ``(dataset_id, qrels or None) -> (measure names, notes)``: a benchmark's measures where they depend on the data.
 MeasuresHook = Callable[[str, "Mapping | None"], "tuple[list[str], list[str]]"]
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The paper: its short reference (``"Xu et al., AAAI 2026"``), its link, the numbers it reports and, per system
+    of the paper, why the suite's number differs (``not_reproduced``: those it could not reproduce)."""
+
+    reference: str
+    url: str = ""
+    reported: tuple[Reported, ...] = ()
+    decimals: int | None = None  # of the reported fractions without their own, as the paper prints them
+    reproduction_notes: Mapping[str, str] = field(default_factory=dict)
+    not_reproduced: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.decimals is not None:
+            object.__setattr__(self, "reported", tuple(
+                r if r.decimals is not None else replace(r, decimals=self.decimals) for r in self.reported))
+
+
+@dataclass(frozen=True)
+class Measures:
+    """The default measures in the paper's order, the headline one (as MTEB's ``main_score``), the paper's names
+    where they differ; ``hook`` replaces ``names`` where the choice depends on the data, ``note`` says what it adds."""
+
+    names: tuple[str, ...]
+    main: str
+    paper_names: Mapping[str, str] = field(default_factory=dict)
+    hook: MeasuresHook | None = field(default=None, repr=False, compare=False)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Data:
+    """Where the data is published, the revision the loaders read and its licence (a lowercase SPDX-style id);
+    empty where the source states none."""
+
+    url: str = ""
+    revision: str = ""
+    license: str = ""
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """How results are broken down: queries by the values of ``subset_field`` (``subsets``: the paper's order) and
+    into negation queries or not (``negation_split``: a field and its negation values); the top documents by
+    ``doc_field``, the leaderboards also scoring without the documents of ``doc_field_without``."""
+
+    subset_field: str | None = None
+    subsets: tuple[str, ...] = ()
+    negation_split: tuple[str, tuple] | None = None
+    doc_field: str | None = None
+    doc_field_without: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How the paper evaluates a system (``negplugins benchmark``): ``retrieval`` ranks the whole corpus, ``pairs``
+    scores each query's own candidates; ``depth`` documents per query, on ``datasets`` (empty: the first listed)."""
+
+    kind: Literal["retrieval", "pairs"] = "retrieval"
+    depth: int = 100
+    datasets: tuple[str, ...] = ()
+    baselines: tuple[Baseline, ...] = ()
 
 
 @dataclass(frozen=True)
 class Benchmark:
     """Everything the suite knows about one benchmark, declared once.
 
-    Parameters
-    ----------
-    name : str
-        The family: the first component of its dataset ids (``"comlq"`` for ``comlq/2in``).
-    title : str
-        Display name (``"ComLQ"``).
-    summary : str
-        What it tests, in a few words (the leaderboard index and the README table).
-    paper : str
-        Short reference (``"Xu et al., AAAI 2026"``).
-    paper_url : str
-        Link to the paper.
-    data_url : str
-        Where the benchmark's data is published (its repository or dataset page); the leaderboards link it.
-    datasets : tuple of str
-        The registered ids worth listing, whole benchmark first (the README table and docs).
-    measures : tuple of str
-        Default measures in the paper's order (ir_measures syntax, as the suite's evaluation names them).
-    main_measure : str
-        The benchmark's headline measure, one of :attr:`measures` (as MTEB's ``TaskMetadata.main_score``): the
-        leaderboards' primary column and sort key, the report card's number, MTEB's ``main_score``.
-    paper_names : mapping
-        The paper's name for a measure where it differs from the suite's (``{"RR@10": "MRR@10"}``).
-    subset_field : str, optional
-        The query field whose values split the benchmark into subsets (``"structure"``).
-    subsets : tuple of str
-        Those values in the paper's order (others follow, sorted).
-    negatives : str
-        What an explicit negative (relevance -1) means in this benchmark, or ``"none"``.
-    language : str
-        ISO 639-1 code of its queries and documents.
-    docs : str
-        The docs YAML, relative to this package, whose ``_`` entry holds the citation.
-    reported : tuple of Reported
-        The numbers its paper reports, for reference rows beside the leaderboards (``read_reported(name)``).
-    reproduction_notes : mapping
-        Why the suite's number for a system of the paper differs from the paper's, system (as in
-        :attr:`Reported.system`) -> one paragraph of facts (the reproduction page shows it beside the gap).
-    doc_field : str, optional
-        A categorical field of its documents (ComLQ ``origin``): the leaderboards break each run's top 10
-        down by its values (``negplugins evaluate --by-doc-field`` does it for any such field).
-    doc_field_without : tuple of str
-        Values of :attr:`doc_field` whose documents the leaderboards also remove before scoring again
-        (ComLQ ``generated``: the LLM-written passages).
-    negation_split : tuple, optional
-        ``(query field, values)``: the queries whose field has one of the values are the negation queries,
-        the others the queries without negation (ComLQ ``("has_negation", (True,))``); evaluations and
-        leaderboards give both aggregates.
-    measures_hook : callable, optional
-        Replaces :attr:`measures` where the benchmark's choice depends on the dataset id or its qrels.
-    measures_note : str
-        What :attr:`measures_hook` adds to :attr:`measures`, in a few words for the help and the README
-        (measure names in backticks); empty without a hook.
-    protocol : {"retrieval", "pairs"}
-        How the paper evaluates a system (:data:`PROTOCOLS`); ``negplugins benchmark`` runs it.
-    depth : int
-        Documents kept per query: the retrieval depth of the paper's protocol (the run's hits, and the
-        top k a reranker rescores), or the candidates per query of the ``pairs`` protocol.
-    protocol_datasets : tuple of str
-        The registered ids ``negplugins benchmark`` runs the protocol on, the ones the paper reports on
-        (BoolQuestions: both corpora); empty: the first id of :attr:`datasets`.
-    license : str
-        The data's licence as its source states it, a lowercase SPDX-style id (``"mit"``, ``"cc-by-sa-3.0"``);
-        empty when the source states none. MTEB's task metadata reads it (:mod:`negplugins.mteb`).
-    data_revision : str
-        The revision of :attr:`data_url` the loaders read (a commit, or the branch where no commit is pinned);
-        empty when the source has no revisions (a file on a web server or a drive).
-    baselines : tuple of Baseline
-        Systems without a model the report card computes beside the model, after :data:`PYSERINI_BM25` (which
-        every ``retrieval`` benchmark gets): the authors' own pipeline where the suite has it as a preset
-        (ComLQ's ``bm25s`` ``comlq-authors``). See :meth:`computed_baselines`.
-    not_reproduced : tuple of str
-        Systems of the paper (as :attr:`Reported.system`) whose reported numbers the suite could not reproduce
-        on the released data; :attr:`reproduction_notes` says what was tried. The report card marks their
-        numbers "not reproduced here".
-    reported_decimals : int, optional
-        Decimals of the fractions as the paper prints its numbers (ComLQ's 50.5 %: 3), for the
-        :attr:`reported` numbers without their own :attr:`Reported.decimals`.
+    ``name`` is the first component of its dataset ids; ``datasets`` the ids worth listing, whole benchmark first;
+    ``order`` where it is listed among the others; ``docs`` its docs YAML (default ``docs/<name>.yaml``), whose
+    ``_`` entry holds the citation.
     """
 
     name: str
     title: str
     summary: str
-    paper: str
-    paper_url: str
     datasets: tuple[str, ...]
-    measures: tuple[str, ...]
-    main_measure: str = ""
-    paper_names: Mapping[str, str] = field(default_factory=dict)
-    subset_field: str | None = None
-    subsets: tuple[str, ...] = ()
+    paper: Paper
+    measures: Measures
     negatives: str = "none"
-    data_url: str = ""
     language: str = "en"
-    docs: str | None = None
-    reported: tuple[Reported, ...] = ()
-    reproduction_notes: Mapping[str, str] = field(default_factory=dict)
-    doc_field: str | None = None
-    doc_field_without: tuple[str, ...] = ()
-    negation_split: tuple[str, tuple] | None = None
-    measures_hook: MeasuresHook | None = field(default=None, repr=False, compare=False)
-    measures_note: str = ""
-    protocol: str = "retrieval"
-    depth: int = 100
-    protocol_datasets: tuple[str, ...] = ()
-    license: str = ""
-    data_revision: str = ""
-    baselines: tuple[Baseline, ...] = ()
-    not_reproduced: tuple[str, ...] = ()
-    reported_decimals: int | None = None
+    order: int = 100
+    docs: str = ""
+    data: Data = field(default_factory=Data)
+    breakdown: Breakdown = field(default_factory=Breakdown)
+    protocol: Protocol = field(default_factory=Protocol)
 
     def __post_init__(self):
-        self._check_fields()
-        if self.protocol not in PROTOCOLS:
-            raise ValueError(f"benchmark {self.name!r}: protocol {self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
-        if not (isinstance(self.depth, int) and self.depth >= 1):
-            raise ValueError(f"benchmark {self.name!r}: depth {self.depth!r} is not a positive integer")
-        unexplained = [system for system in self.not_reproduced if system not in self.reproduction_notes]
-        if unexplained:
-            raise ValueError(f"benchmark {self.name!r}: {unexplained[0]!r} is not reproduced but has no "
-                             "reproduction_notes entry saying what was tried")
-        names = [baseline.name for baseline in self.computed_baselines()]
-        if len(set(names)) != len(names):
-            raise ValueError(f"benchmark {self.name!r}: two baselines named alike ({', '.join(names)})")
-        if self.reported_decimals is not None:  # each number printed with the paper's digits
-            object.__setattr__(self, "reported", tuple(
-                r if r.decimals is not None else replace(r, decimals=self.reported_decimals) for r in self.reported))
-
-    def _check_fields(self) -> None:
-        """Each field holds what its description says; a ValueError names the spec and the field otherwise."""
         if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
             raise ValueError(f"benchmark {self.name!r}: name is not a dataset id family (lowercase, digits, -_./)")
-        for name in ("title", "summary", "paper", "paper_url", "data_url", "negatives", "language", "measures_note",
-                     "license", "data_revision"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"benchmark {self.name!r}: {name} is {getattr(self, name)!r}, expected text")
+        _check_types(self, f"benchmark {self.name!r}")
+        if not self.docs:
+            object.__setattr__(self, "docs", f"docs/{self.name}.yaml")
+        problem = next(self._problems(), None)
+        if problem:
+            raise ValueError(f"benchmark {self.name!r}: {problem}")
+
+    def _problems(self):
+        """What the types cannot say: how the fields agree with each other."""
+        measures, paper, breakdown, protocol = self.measures, self.paper, self.breakdown, self.protocol
         if not self.title.strip():
-            raise ValueError(f"benchmark {self.name!r}: title is empty")
-        for name in ("datasets", "measures", "subsets", "doc_field_without", "protocol_datasets", "not_reproduced"):
-            value = getattr(self, name)
-            if not (isinstance(value, tuple) and all(isinstance(item, str) and item for item in value)):
-                raise ValueError(f"benchmark {self.name!r}: {name} is {value!r}, expected a tuple of names")
-            if len(set(value)) != len(value):
-                raise ValueError(f"benchmark {self.name!r}: {name} names one twice ({', '.join(value)})")
-        if not self.measures:
-            raise ValueError(f"benchmark {self.name!r}: measures is empty (the paper's measures, main one included)")
-        if not self.main_measure:
-            raise ValueError(f"benchmark {self.name!r}: main_measure is not given (its headline measure, one of "
-                             f"{', '.join(self.measures)})")
-        if self.main_measure not in self.measures:
-            raise ValueError(f"benchmark {self.name!r}: main_measure {self.main_measure!r} is not one of its measures "
-                             f"({', '.join(self.measures)})")
-        unknown = [m for m in self.paper_names if m not in self.measures]
-        if unknown:
-            raise ValueError(f"benchmark {self.name!r}: paper_names names {unknown[0]!r}, not one of its measures")
-        foreign = [d for d in self.datasets + self.protocol_datasets if not self.owns(d)]
-        if foreign:
-            raise ValueError(f"benchmark {self.name!r}: datasets or protocol_datasets name {foreign[0]!r}, which is "
-                             f"not {self.name} nor below it")
-        if self.subsets and not self.subset_field:
-            raise ValueError(f"benchmark {self.name!r}: subsets without a subset_field (which query field?)")
-        if self.doc_field_without and not self.doc_field:
-            raise ValueError(f"benchmark {self.name!r}: doc_field_without without a doc_field")
-        if self.negation_split is not None and not (
-                isinstance(self.negation_split, tuple) and len(self.negation_split) == 2
-                and isinstance(self.negation_split[0], str) and isinstance(self.negation_split[1], tuple)):
-            raise ValueError(f"benchmark {self.name!r}: negation_split is {self.negation_split!r}, expected "
-                             "(query field, tuple of values)")
-        if bool(self.measures_note) and self.measures_hook is None:
-            raise ValueError(f"benchmark {self.name!r}: measures_note without a measures_hook (what adds it?)")
-        for reported in self.reported:
-            if not isinstance(reported, Reported):
-                raise ValueError(f"benchmark {self.name!r}: reported holds {reported!r}, expected Reported numbers")
-            if not self.owns(reported.dataset) or (reported.subset is not None and reported.subset not in self.subsets):
-                raise ValueError(f"benchmark {self.name!r}: reported number {reported.system} {reported.measure} "
-                                 f"({reported.source}) is on {reported.dataset} {reported.subset or ''}, not on a "
-                                 "dataset or subset of the benchmark")
+            yield "title is empty"
+        if not measures.names:
+            yield "measures.names is empty (the paper's measures, main one included)"
+        if measures.main not in measures.names:
+            yield f"measures.main {measures.main!r} is not one of its measures ({', '.join(measures.names)})"
+        yield from (f"measures.paper_names names {m!r}, not one of its measures"
+                    for m in measures.paper_names if m not in measures.names)
+        if measures.note and measures.hook is None:
+            yield "measures.note without a measures.hook (what adds it?)"
+        yield from (f"datasets or protocol.datasets name {d!r}, which is not {self.name} nor below it"
+                    for d in self.datasets + protocol.datasets if not self.owns(d))
+        if breakdown.subsets and not breakdown.subset_field:
+            yield "breakdown.subsets without a breakdown.subset_field (which query field?)"
+        if breakdown.doc_field_without and not breakdown.doc_field:
+            yield "breakdown.doc_field_without without a breakdown.doc_field"
+        if protocol.depth < 1:
+            yield f"protocol.depth {protocol.depth} is not a positive integer"
+        yield from (f"{system!r} is not reproduced but has no paper.reproduction_notes entry saying what was tried"
+                    for system in paper.not_reproduced if system not in paper.reproduction_notes)
+        names = [baseline.name for baseline in self.computed_baselines()]
+        if len(set(names)) != len(names):
+            yield f"two baselines named alike ({', '.join(names)})"
+        yield from (f"reported number {r.system} {r.measure} ({r.source}) is on {r.dataset} {r.subset or ''}, "
+                    "not on a dataset or subset of the benchmark" for r in paper.reported
+                    if not self.owns(r.dataset) or (r.subset is not None and r.subset not in breakdown.subsets))
 
     def computed_baselines(self) -> tuple[Baseline, ...]:
-        """The baselines the report card computes: :data:`PYSERINI_BM25` for a ``retrieval`` benchmark, then
-        :attr:`baselines` (a ``pairs`` benchmark gets only its own: BM25 ranks a corpus, not a query's pair)."""
-        return ((PYSERINI_BM25,) if self.protocol == "retrieval" else ()) + tuple(self.baselines)
+        """:data:`PYSERINI_BM25` for a ``retrieval`` benchmark (BM25 ranks a corpus, not a query's pair), then its own."""
+        return ((PYSERINI_BM25,) if self.protocol.kind == "retrieval" else ()) + self.protocol.baselines
 
     def is_reproduced(self, system: str) -> bool:
-        """False for a system of the paper whose numbers the suite could not reproduce (:attr:`not_reproduced`)."""
-        return system not in self.not_reproduced
+        return system not in self.paper.not_reproduced
 
     def benchmark_datasets(self) -> tuple[str, ...]:
-        """The dataset ids the benchmark's protocol runs on (:attr:`protocol_datasets`, else the first listed id)."""
-        return self.protocol_datasets or self.datasets[:1]
+        """The dataset ids the benchmark's protocol runs on."""
+        return self.protocol.datasets or self.datasets[:1]
 
     def owns(self, dataset_id: str) -> bool:
         """Whether ``dataset_id`` belongs to this benchmark (``comlq`` owns ``comlq`` and ``comlq/2in``)."""
         return dataset_id == self.name or dataset_id.startswith(self.name + "/")
 
     def default_measures(self, dataset_id: str, qrels: Mapping | None = None) -> tuple[list[str], list[str]]:
-        """``(measure names, notes)`` for ``dataset_id``: :attr:`measures`, or what the hook chooses."""
-        if self.measures_hook is not None:
-            return self.measures_hook(dataset_id, qrels)
-        return list(self.measures), []
+        """``(measure names, notes)`` for ``dataset_id``: the measures, or what the hook chooses."""
+        if self.measures.hook is not None:
+            return self.measures.hook(dataset_id, qrels)
+        return list(self.measures.names), []
 
     def ordered_subsets(self, names) -> list[str]:
-        """Subset names in the paper's order (:attr:`subsets`); others after them, sorted."""
-        rank = {name: i for i, name in enumerate(self.subsets)}
+        """Subset names in the paper's order; others after them, sorted."""
+        rank = {name: i for i, name in enumerate(self.breakdown.subsets)}
         return sorted(set(names), key=lambda name: (rank.get(name, len(rank)), name))
 
     def paper_name(self, measure: str) -> str:
-        """The paper's name for ``measure`` (the suite's name where the paper uses the same)."""
-        return self.paper_names.get(measure, measure)
+        return self.measures.paper_names.get(measure, measure)
 
     def citation(self) -> str | None:
         """The BibTeX entry of the benchmark's paper, from its docs YAML (None without one)."""
-        if self.docs is None:
-            return None
         import yaml
 
-        data = yaml.safe_load(pkgutil.get_data("ir_datasets_ext", self.docs)) or {}
+        try:
+            data = yaml.safe_load(pkgutil.get_data("ir_datasets_ext", self.docs)) or {}
+        except FileNotFoundError:
+            return None
         bibtex = (data.get("_") or {}).get("bibtex")
         return bibtex.strip() if bibtex else None
 
     def reported_for(self, dataset_id: str, subset: str | None = None) -> list[Reported]:
         """The paper's numbers on ``dataset_id`` (for one subset, or the whole dataset when None)."""
-        return [r for r in self.reported if r.dataset == dataset_id and r.subset == subset]
+        return [r for r in self.paper.reported if r.dataset == dataset_id and r.subset == subset]
 
     def reported_systems(self, dataset_id: str | None = None) -> list[str]:
         """The systems the paper reports numbers for (on ``dataset_id`` only, when given), in the spec's order."""
-        systems = [r.system for r in self.reported if dataset_id is None or r.dataset == dataset_id]
+        systems = [r.system for r in self.paper.reported if dataset_id is None or r.dataset == dataset_id]
         return list(dict.fromkeys(systems))
 
     def is_negation(self, value) -> bool | None:
-        """Whether a query whose :attr:`negation_split` field has ``value`` is a negation query (None: no split)."""
-        if self.negation_split is None:
-            return None
-        return value in self.negation_split[1]
+        """Whether a query whose negation-split field has ``value`` is a negation query (None: no split)."""
+        split = self.breakdown.negation_split
+        return None if split is None else value in split[1]
 
 
 _BENCHMARKS: dict[str, Benchmark] = {}
 
 
 def main_measure(dataset_id: str, measures=None) -> str:
-    """The main measure of ``dataset_id``: its benchmark's :attr:`Benchmark.main_measure`, else
-    :data:`GENERIC_MAIN_MEASURE`; given the ``measures`` an evaluation computed, the first of them where they
-    leave that one out (a user's own choice of measures)."""
+    """The main measure of ``dataset_id`` (:data:`GENERIC_MAIN_MEASURE` without a spec); of the ``measures`` an
+    evaluation computed, the first where they leave that one out."""
     spec = benchmark_of(dataset_id)
-    main = spec.main_measure if spec is not None else GENERIC_MAIN_MEASURE
+    main = spec.measures.main if spec is not None else GENERIC_MAIN_MEASURE
     return measures[0] if measures and main not in measures else main
 
 
 def register_benchmark(spec: Benchmark) -> Benchmark:
-    """Add a benchmark's spec to the registry (once per name); returns it, for ``BENCHMARK = register_...``."""
+    """Add a benchmark's spec to the registry (once per name); returns it, for ``SPEC = register_benchmark(...)``."""
     if spec.name in _BENCHMARKS and _BENCHMARKS[spec.name] is not spec:
         raise ValueError(f"a benchmark named {spec.name!r} is already registered")
     _BENCHMARKS[spec.name] = spec
@@ -478,13 +395,12 @@ def register_benchmark(spec: Benchmark) -> Benchmark:
 
 
 def unregister_benchmark(name: str) -> None:
-    """Remove a spec (for tests that register a toy benchmark)."""
     _BENCHMARKS.pop(name, None)
 
 
 def benchmarks() -> list[Benchmark]:
-    """Every registered benchmark, in registration order (the suite's own five first, then the demo)."""
-    return list(_BENCHMARKS.values())
+    """Every registered benchmark, by :attr:`Benchmark.order`, then in registration order."""
+    return sorted(_BENCHMARKS.values(), key=lambda spec: spec.order)
 
 
 def benchmark_of(dataset_id: str) -> Benchmark | None:

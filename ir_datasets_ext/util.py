@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset, YamlDocumentation
-from ir_datasets.formats import BaseDocs
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.indices import DEFAULT_DOCSTORE_OPTIONS, PickleLz4FullStore
 from ir_datasets.util import PackageDataFile
 from ir_datasets.util.metadata import MetadataComponent, MetadataProvider
@@ -45,13 +45,8 @@ class Documentation(YamlDocumentation):
 
 
 def iter_jsonl(stream, source: str) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)`` for each non-empty line of a JSON-lines byte stream.
-
-    Raises
-    ------
-    FormatError
-        A line that is not a JSON object, with ``source:line`` in the message.
-    """
+    """Yield ``(line_number, object)`` for each non-empty line of a JSON-lines byte stream (a FormatError names
+    ``source:line`` of a line that is not a JSON object)."""
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
     for line_number, line in enumerate(text, start=1):
         if not line.strip():
@@ -63,6 +58,23 @@ def iter_jsonl(stream, source: str) -> Iterator[tuple[int, dict]]:
         if not isinstance(record, dict):
             raise FormatError(f"{source}:{line_number}: expected a JSON object, got {type(record).__name__}")
         yield line_number, record
+
+
+def iter_beir_qrels(streamer, source: str) -> Iterator[tuple[int, TrecQrel]]:
+    """Yield ``(line_number, qrel)`` for each line of a BEIR qrels file (``query-id<TAB>corpus-id<TAB>score``)."""
+    with streamer.stream() as stream:
+        lines = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+        header = next(lines, "").rstrip("\r\n").split("\t")
+        if header != ["query-id", "corpus-id", "score"]:
+            raise FormatError(f"{source}:1: expected the header 'query-id<TAB>corpus-id<TAB>score', got {header}")
+        for line_number, line in enumerate(lines, start=2):
+            fields = line.rstrip("\r\n").split("\t")
+            if fields == [""]:
+                continue
+            if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
+                raise FormatError(
+                    f"{source}:{line_number}: expected query-id, corpus-id and an integer score, got {line!r}")
+            yield line_number, TrecQrel(fields[0], fields[1], int(fields[2]), "0")
 
 
 def require_fields(record: dict, fields: tuple[str, ...], source: str, position: Any, types=(str,)) -> None:
@@ -151,53 +163,71 @@ class _SpaceCheckedStore(PickleLz4FullStore):
                                     f"the dataset's files on the next use") from None
 
 
+class StreamedQueries(BaseQueries):
+    """Queries of type ``cls`` that ``read()`` yields afresh on each pass."""
+
+    def __init__(self, read, cls, namespace: str, lang: str = "en"):
+        super().__init__()
+        self._read, self._cls, self._namespace, self._lang = read, cls, namespace, lang
+
+    def queries_iter(self):
+        return iter(self._read())
+
+    def queries_cls(self):
+        return self._cls
+
+    def queries_namespace(self):
+        return self._namespace
+
+    def queries_lang(self):
+        return self._lang
+
+
+class StreamedQrels(BaseQrels):
+    """The TREC qrels that ``read()`` yields afresh on each pass; ``defs``: what each label means."""
+
+    def __init__(self, read, defs: dict):
+        self._read, self._defs = read, defs
+
+    def qrels_iter(self):
+        return iter(self._read())
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self):
+        return self._defs
+
+
 class StoredDocs(BaseDocs):
-    """The documents of one corpus: streamed by ``docs_iter``, looked up through a docstore.
+    """The documents of one corpus, streamed by ``read()`` (read from ``streamer``) and looked up through a docstore in
+    ``$IR_DATASETS_HOME/<store>/``, built on the first lookup once its disk has room; ``count_hint`` feeds the
+    progress bar of that build."""
 
-    Subclasses implement ``docs_iter`` (with ``ir_datasets.util.use_docstore``, so that iteration reads the
-    docstore once it exists). The rest is shared: the docstore under
-    ``$IR_DATASETS_HOME/<store>/docs.pklz4``, built on the first lookup, after a check that its disk has
-    room for it (:meth:`docs_source_size` times :data:`DOCSTORE_SIZE_RATIO`, when the source's size is
-    known); ``docs_count`` from it once built (before that ir_datasets answers from ``etc/metadata.json``
-    where a count is recorded); the namespace and the language.
-
-    Parameters
-    ----------
-    docs_cls : type
-        The NamedTuple of the documents.
-    store : str
-        Folder of the docstore below the ir_datasets home.
-    namespace : str
-        Documents with the same namespace are the same documents.
-    lang : str
-        Language code of the documents.
-    count_hint : int, optional
-        Expected number of documents, for the progress bar while the docstore is built.
-    """
-
-    def __init__(self, docs_cls, store: str, namespace: str, lang: str = "en", count_hint: int | None = None):
+    def __init__(self, docs_cls, store: str, namespace: str, lang: str = "en", count_hint: int | None = None,
+                 read=None, streamer=None):
         super().__init__()
         self._docs_cls = docs_cls
         self._store = store
         self._namespace = namespace
         self._lang = lang
         self._count_hint = count_hint
+        self._read = read
+        self._streamer = streamer
+
+    @ir_datasets.util.use_docstore
+    def docs_iter(self):
+        return iter(self._read())
 
     def docs_cls(self):
         return self._docs_cls
 
     def docs_source_size(self) -> int | None:
-        """Bytes of the file the documents are read from, or ``None`` when not known without reading it.
-
-        The default knows a ``_streamer`` that is a :class:`~ir_datasets_ext.download.VerifiedDownload` or a
-        :class:`~ir_datasets_ext.derived.ReleaseOrDerived` (one file, verified, then measured); subclasses with
-        other sources override it.
-        """
+        """Bytes of the file the documents are read from (a ``_streamer`` of one verified file), else ``None``."""
         from .derived import ReleaseOrDerived
 
-        streamer = getattr(self, "_streamer", None)
-        if isinstance(streamer, (VerifiedDownload, ReleaseOrDerived)):
-            return streamer.path().stat().st_size
+        if isinstance(self._streamer, (VerifiedDownload, ReleaseOrDerived)):
+            return self._streamer.path().stat().st_size
         return None
 
     def _docstore_estimate(self) -> int | None:
@@ -228,13 +258,10 @@ class StoredDocs(BaseDocs):
         return self._lang
 
 
-# -- streaming parsers for single large JSON documents (added for ExcluIR, BoolQuestions, DuReader) -----
+# -- streaming parsers for single large JSON documents (ExcluIR, BoolQuestions, DuReader) -----
 
 class _JsonScanner:
-    """Incremental reader of one JSON document from a byte stream, value by value.
-
-    Only the value being decoded is held in memory, so JSON arrays and flat objects of any size stream.
-    """
+    """Incremental reader of one JSON document from a byte stream, holding only the value being decoded."""
 
     def __init__(self, stream, source: str, chunk_size: int = 1 << 20):
         self._text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
@@ -301,16 +328,7 @@ class _JsonScanner:
 
 
 def iter_json_array(stream, source: str) -> Iterator[tuple[str, int, Any]]:
-    """Yield ``(position, index, element)`` for each element of a JSON array, streaming.
-
-    ``position`` is ``"<source>:<line>"`` of the element's start (for error messages), ``index`` its
-    0-based position in the array.
-
-    Raises
-    ------
-    FormatError
-        The document is not a JSON array or is malformed; the message names the file and line.
-    """
+    """Yield ``("<source>:<line>", index, element)`` for each element of a JSON array, streaming."""
     scanner = _JsonScanner(stream, source)
     scanner.expect("[", "a JSON array ('[')")
     if scanner.peek() == "]":
@@ -329,13 +347,7 @@ def iter_json_array(stream, source: str) -> Iterator[tuple[str, int, Any]]:
 
 
 def iter_json_object_items(stream, source: str) -> Iterator[tuple[str, Any]]:
-    """Yield ``(key, value)`` for each member of one (flat or not) JSON object, streaming, in file order.
-
-    Raises
-    ------
-    FormatError
-        The document is not a JSON object or is malformed; the message names the file and line.
-    """
+    """Yield ``(key, value)`` for each member of one JSON object, streaming, in file order."""
     scanner = _JsonScanner(stream, source)
     scanner.expect("{", "a JSON object ('{')")
     if scanner.peek() == "}":
@@ -355,8 +367,9 @@ def iter_json_object_items(stream, source: str) -> Iterator[tuple[str, Any]]:
 
 #: Counts of the suite's datasets, as ir_datasets keeps them for its own (``etc/metadata.json``), so that
 #: ``docs_count()``, ``queries_count()`` and ``qrels_count()`` answer before anything is downloaded. Only
-#: counts taken from the real files are recorded (ComLQ and the demo); the others answer ``None`` until
-#: their docstore is built.
+#: verified counts are recorded: counted from the real files (ComLQ, NegConstraint, the demo, NevIR's and
+#: ExcluIR's test sets) or stated by the paper (ExcluIR's corpus, BoolQuestions' questions, DuReader-retrieval);
+#: a count not recorded answers ``None`` until the docstore is built.
 METADATA = MetadataProvider(MetadataProvider.json_loader(PackageDataFile("etc/metadata.json", package="ir_datasets_ext")))
 
 
@@ -366,17 +379,11 @@ def register(dataset_id: str, dataset) -> None:
 
 
 def register_family_roots(specs) -> list[str]:
-    """Register each benchmark's bare family id (``nevir``, ``boolquestions``) where its module registered none.
-
-    ir_datasets registers a family whose datasets have different corpora as an entry with documentation only
-    (``beir``, ``nano-beir``: no documents, queries or qrels), and a family with one corpus as that corpus
-    (``msmarco-passage``); the suite does the same. ``comlq``, ``excluir`` and ``dureader-retrieval`` are their
-    corpus already; NevIR (one corpus per split) and BoolQuestions (MS MARCO and NQ) get a root holding their
-    docs YAML's ``_`` entry, which lists the ids to use. Returns the ids registered here.
-    """
+    """Register each benchmark's bare family id where its module registered none, as an entry holding its docs
+    YAML's ``_`` entry only (as ir_datasets' ``beir``: a family of several corpora); returns the ids registered."""
     added = []
     for spec in specs:
-        if spec.name in ir_datasets.registry or spec.docs is None:
+        if spec.name in ir_datasets.registry:
             continue
         register(spec.name, Dataset(Documentation(spec.docs)("_")))
         added.append(spec.name)

@@ -1,30 +1,11 @@
 """Resolve dataset ids and read what the runners and evaluation need from a registered dataset.
 
-Document text: one policy for every runner
-------------------------------------------
-What a runner indexes, encodes or scores for a document is decided here and nowhere else:
-
-:func:`document_fields`
-    ``(title, text)``: the document's ``title`` field (``""`` when it has none) and its ``text`` field
-    (its ``default_text()`` when it has no string ``text``). BEIR keeps the two apart, so these are
-    what :func:`negplugins.beir.export.export_beir` writes to ``corpus.jsonl`` and what the BEIR runners
-    (``search beir-dense``, ``search beir-rerank``) hand to BEIR, which encodes
-    ``(title + " " + text).strip()``.
-:func:`document_text`
-    One string: the document's ``default_text()`` (its ``text`` when it has none), with the title and a
-    newline put in front when there is a title the text does not already start with. Whitespace is
-    kept as the dataset gives it; with ``normalise=True`` every run of whitespace (tabs and newlines
-    included) becomes one space (:func:`normalise_text`). :func:`iter_docs_for_indexing` yields it
-    as is to the Lucene index (``index``, ``search bm25``) and the dense encoder (``search dense``);
-    ``search rerank`` scores it normalised, as it scores the normalised query text, except with the
-    bi-encoder, which encodes it as ``search dense`` does (so a dense index's vectors are its own).
-
-For the suite's datasets every runner sees the same words: only BoolQuestions NQ has titles, and its
-``default_text()`` is already ``"<title> <text>"``, which is also what BEIR joins. The variants differ in
-whitespace alone (kept, collapsed, stripped), which the Lucene analyzers and the models' tokenizers
-split on and discard. They are kept as they are so that the committed runs (``runs/``) and the Lucene
-index, which must stay byte-identical to one built by stock Pyserini from the same ``docs.jsonl``, do
-not change.
+The text of a document, one policy for every runner: :func:`document_fields` gives BEIR's ``(title, text)`` (BEIR
+export and runners); :func:`document_text` gives ``default_text()``, with the title and a newline in front where
+the text does not start with it, whitespace as given for the Lucene index and the dense encoder, collapsed
+(``normalise=True``) for ``search rerank``'s cross-encoders. For the suite's datasets every runner sees the same
+words (only BoolQuestions NQ has titles, and its ``default_text()`` is ``"<title> <text>"``); the variants differ in
+whitespace alone, kept as they are so that the committed runs and indexes do not change.
 """
 
 from __future__ import annotations
@@ -53,14 +34,7 @@ __all__ = ["load", "benchmark", "benchmarks", "benchmark_of", "query_texts", "qr
 
 
 def load(dataset_id: str):
-    """Return the registered dataset ``dataset_id``.
-
-    Raises
-    ------
-    UnknownDatasetError
-        The id is not registered; the message suggests the closest registered ids (compared without regard
-        to case: ``ComLQ`` suggests ``comlq``; ids themselves are case-sensitive, as in ir_datasets).
-    """
+    """The registered dataset ``dataset_id``; an UnknownDatasetError suggests the closest registered ids."""
     try:
         return ir_datasets.registry[dataset_id]
     except KeyError:
@@ -76,13 +50,7 @@ def load(dataset_id: str):
 
 
 def data_origins(dataset) -> list[dict]:
-    """The derived copies a loaded dataset reads in place of its release files, as records (empty: none).
-
-    One record per copy (:meth:`ir_datasets_ext.derived.DataOrigin.to_dict`: ``kind`` ``"derived copy"``,
-    ``file``, ``sha256``, ``size``, ``source``, ...), from the dataset's ``data_origins()``
-    (:class:`ir_datasets_ext.derived.DataOrigins`); a dataset outside the suite has none. Run sidecars,
-    evaluations, report cards and leaderboards all carry these records, so a number computed on a copy says so.
-    """
+    """The derived copies a loaded dataset reads in place of its release files, as records (empty: none)."""
     origins = getattr(dataset, "data_origins", None)
     return [origin.to_dict() for origin in origins()] if callable(origins) else []
 
@@ -93,10 +61,7 @@ def data_origin_notes(records) -> list[str]:
 
     return [f"data: {DataOrigin.from_dict(record).describe()}" for record in records]
 def close_ids(dataset_id: str, names: list[str], cutoff: float) -> list[str]:
-    """The (at most 3) ids of ``names`` closest to ``dataset_id``, compared in lower case (difflib's ratio).
-
-    An id that differs only in case is the one suggestion (``ComLQ`` -> ``comlq``).
-    """
+    """The (at most 3) ids of ``names`` closest to ``dataset_id`` in lower case; one differing in case only wins."""
     by_lower: dict[str, list[str]] = {}
     for name in names:
         by_lower.setdefault(name.lower(), []).append(name)
@@ -112,27 +77,16 @@ _PARTS = {"docs": "documents", "queries": "queries", "qrels": "relevance judgeme
 
 
 def ids_with(dataset_id: str, part: str) -> list[str]:
-    """The registered ids below ``dataset_id`` (``nevir`` -> ``nevir/train``, ...) whose datasets have ``part``.
-
-    ``part`` is ``"docs"``, ``"queries"``, ``"qrels"`` or ``"scoreddocs"``; the ids are in registration order,
-    the nearest level first (``boolquestions/msmarco`` before ``boolquestions/msmarco/and``).
-    """
+    """The registered ids below ``dataset_id`` whose datasets have ``part`` (``"docs"``, ``"queries"``, ...), the
+    nearest level first."""
     below = [name for name in ir_datasets.registry if name.startswith(dataset_id + "/")]
     have = [name for name in below if getattr(ir_datasets.registry[name], f"has_{part}")()]
     return sorted(have, key=lambda name: name.count("/"))
 
 
 def require(dataset, part: str, dataset_id: str | None = None) -> None:
-    """Refuse a dataset without ``part`` (``"docs"``, ``"queries"``, ``"qrels"``, ``"scoreddocs"``).
-
-    A family root such as ``nevir`` or ``excluir`` is a real ir_datasets entry with its documentation (and
-    ``excluir`` its corpus) but no queries: asked for them, it names the ids that have them.
-
-    Raises
-    ------
-    UserError
-        ``<id>: the dataset has no queries; use nevir/train, nevir/dev, nevir/test`` (the ids below it with them).
-    """
+    """Refuse a dataset without ``part`` with a UserError naming the ids below it that have it (a family root
+    such as ``nevir`` has no queries: ``use nevir/train, nevir/dev, nevir/test``)."""
     if getattr(dataset, f"has_{part}")():
         return
     dataset_id = dataset_id or dataset.dataset_id()
@@ -168,17 +122,14 @@ def benchmark(dataset) -> Benchmark | None:
 
 
 def breakdown_field(dataset) -> str | None:
-    """The query field that splits a dataset into its subsets (its benchmark's ``subset_field``).
-
-    None outside the suite's benchmarks, or when the dataset's queries lack the field.
-    """
+    """The query field that splits a dataset into its subsets; None outside the suite or where its queries lack it."""
     spec = benchmark(dataset)
-    field = spec.subset_field if spec is not None else None
+    field = spec.breakdown.subset_field if spec is not None else None
     return field if field in getattr(dataset.queries_cls(), "_fields", ()) else None
 
 
 def ordered_subsets(dataset, names) -> list[str]:
-    """Subset names in the benchmark's own order (its spec's ``subsets``); others after them, sorted."""
+    """Subset names in the benchmark's own order; others after them, sorted."""
     spec = benchmark(dataset)
     if spec is None:
         return sorted(set(names))
@@ -198,22 +149,16 @@ NEGATION, NO_NEGATION = "negation", "no negation"
 
 
 def negation_field(dataset) -> str | None:
-    """The query field that marks a dataset's negation queries (its benchmark's ``negation_split``).
-
-    None outside the suite's benchmarks, for a benchmark without a split, or when the queries lack the field.
-    """
+    """The query field that marks a dataset's negation queries; None without a split or where its queries lack it."""
     spec = benchmark(dataset)
-    if spec is None or spec.negation_split is None:
+    if spec is None or spec.breakdown.negation_split is None:
         return None
-    field = spec.negation_split[0]
+    field = spec.breakdown.negation_split[0]
     return field if field in getattr(dataset.queries_cls(), "_fields", ()) else None
 
 
 def negation_groups(dataset) -> dict[str, str]:
-    """``{query_id: NEGATION or NO_NEGATION}`` by the benchmark's ``negation_split``; empty without one.
-
-    ComLQ: ``has_negation`` True is :data:`NEGATION`; BoolQuestions: ``question_type`` ``not``.
-    """
+    """``{query_id: NEGATION or NO_NEGATION}`` by the benchmark's negation split; empty without one."""
     field = negation_field(dataset)
     if field is None:
         return {}
@@ -223,11 +168,7 @@ def negation_groups(dataset) -> dict[str, str]:
 
 
 def docs_root_id(dataset_id: str, dataset=None) -> str:
-    """The shortest registered id whose documents are the same as ``dataset_id``'s.
-
-    Subsets such as ``comlq/2in`` share one corpus with ``comlq``, so they share one index. ``dataset``,
-    when given, is ``dataset_id`` already loaded (it is not resolved again).
-    """
+    """The shortest registered id whose documents are ``dataset_id``'s (``comlq/2in`` -> ``comlq``: one index)."""
     dataset = dataset if dataset is not None else load(dataset_id)
     require(dataset, "docs", dataset_id)
     handler = dataset.docs_handler()
@@ -252,33 +193,15 @@ def slug(dataset_id: str) -> str:
 
 
 def document_fields(doc) -> tuple[str, str]:
-    """``(title, text)`` of a document as BEIR holds it (see the module documentation).
-
-    ``title`` is the ``title`` field, ``""`` when the document has none; ``text`` is the ``text`` field
-    when it is a string, else ``default_text()``. Neither is re-normalised.
-    """
+    """``(title, text)`` of a document as BEIR holds it: its ``title`` (or ``""``) and its ``text`` field (or
+    ``default_text()``)."""
     title = getattr(doc, "title", "") or ""
     text = doc.text if isinstance(getattr(doc, "text", None), str) else doc.default_text()
     return title, text
 
 
 def document_text(doc, normalise: bool = False) -> str:
-    """The text a runner indexes, encodes or scores for a document (see the module documentation).
-
-    Parameters
-    ----------
-    doc : namedtuple
-        A document of an ir_datasets dataset.
-    normalise : bool
-        Collapse every run of whitespace into one space (:func:`normalise_text`), as ``search rerank``
-        does; by default the text is returned as the dataset gives it.
-
-    Returns
-    -------
-    str
-        ``default_text()`` (``text`` when the document has no ``default_text``), preceded by
-        ``title + "\\n"`` when the document has a non-empty title the text does not start with.
-    """
+    """The text a runner indexes, encodes or scores for a document (the module's policy)."""
     title = getattr(doc, "title", "") or ""
     text = doc.default_text() if hasattr(doc, "default_text") else doc.text
     if title and not text.startswith(title):
@@ -294,11 +217,7 @@ def iter_docs_for_indexing(dataset) -> Iterator[tuple[str, str]]:
 
 
 def docs_source_size(dataset) -> int | None:
-    """Bytes of the file a dataset's documents are read from, when its documents say so without reading it.
-
-    The datasets of the suite (:class:`ir_datasets_ext.util.StoredDocs`) tell the size of their corpus file;
-    other datasets give ``None``. Used to estimate the disk space an index of the documents takes.
-    """
+    """Bytes of the file a dataset's documents are read from, where they tell it (the suite's datasets), else None."""
     try:
         size = getattr(dataset.docs_handler(), "docs_source_size", None)
     except (AttributeError, NotImplementedError):
@@ -317,17 +236,8 @@ def whole_dataset_id(dataset_id: str) -> str | None:
 
 
 def split_outside_subset(dataset_id: str, query_ids) -> tuple[str | None, list[str], list[str]]:
-    """Split query ids that ``dataset_id`` does not know into those of its whole benchmark and the rest.
-
-    A subset (``comlq/pni``, ``boolquestions/nq/not``) is scored on a run of the whole benchmark: the
-    run's other queries are outside the subset, not errors. A query the whole benchmark does not know
-    either stays unknown.
-
-    Returns
-    -------
-    tuple
-        ``(whole dataset id or None, outside-subset query ids, unknown query ids)``, ids in input order.
-    """
+    """``(whole dataset id or None, ids outside the subset, unknown ids)`` of query ids ``dataset_id`` does not know:
+    a subset is scored on a run of its whole benchmark, whose other queries are not errors."""
     query_ids = list(query_ids)
     whole = whole_dataset_id(dataset_id) if query_ids else None
     if whole is None:

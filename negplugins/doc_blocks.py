@@ -1,15 +1,8 @@
 """Text about the benchmarks, rendered from their specs: the ``evaluate`` help and the generated blocks of the docs.
 
-Nothing here states a fact of its own: titles, papers, dataset ids, default measures and their names in the
-papers, subsets and explicit negatives all come from each benchmark's spec
-(:class:`ir_datasets_ext.spec.Benchmark`, declared in its dataset module), in registration order.
-Adding a benchmark changes this text with no edit here.
-
-The README and two documentation pages hold the rendered blocks between HTML comment markers
-(``<!-- benchmarks: ... -->`` ... ``<!-- /benchmarks -->``; which file holds which: :data:`BLOCK_FILES`); a test
-fails when they differ from a fresh rendering, and ``python -m negplugins.doc_blocks --write FILE`` rewrites
-the blocks of FILE (nothing outside the markers changes; ``python -m negplugins.docs_pages --write`` rewrites them
-all, with the generated pages).
+The files in :data:`BLOCK_FILES` hold each block between HTML comment markers (``<!-- benchmarks: ... -->`` ...
+``<!-- /benchmarks -->``); ``python -m negplugins.doc_blocks --write FILE`` rewrites them, and a test fails when one
+is stale.
 """
 
 from __future__ import annotations
@@ -22,34 +15,28 @@ from ir_datasets_ext.spec import GENERIC_MEASURES, Benchmark, benchmarks
 
 __all__ = ["venue", "measures_text", "evaluate_description", "docs_page", "readme_benchmark_table",
            "readme_default_measures", "readme_protocols", "README_BLOCKS", "BLOCK_FILES", "readme_block",
-           "update_blocks", "stale_blocks", "update_readme", "stale_readme_blocks"]
+           "update_blocks", "stale_blocks"]
 
 _SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.doc_blocks"
 
 
 def venue(spec: Benchmark) -> str:
-    """Venue and year of the paper, from its short reference (``"Xu et al., AAAI 2026"`` -> ``"AAAI 2026"``).
-
-    Empty when the reference names no venue after its authors (the embedded demo's ``"negplugins"``).
-    """
-    _, comma, rest = spec.paper.partition(", ")
+    """Venue and year of the paper, from its short reference (``"Xu et al., AAAI 2026"`` -> ``"AAAI 2026"``)."""
+    _, comma, rest = spec.paper.reference.partition(", ")
     return rest.strip() if comma else ""
 
 
 def measures_text(spec: Benchmark, code: bool = False) -> str:
-    """The default measures in the paper's order, each with the paper's name in parentheses where it differs.
-
-    ``code`` puts the suite's names in Markdown backticks; the hook's note (:attr:`Benchmark.measures_note`,
-    or a generic one for a hook without a note) follows, its backticks kept only with ``code``.
-    """
+    """The default measures in the paper's order, each with the paper's name in parentheses where it differs, then
+    what the hook adds; ``code`` puts the suite's names in Markdown backticks."""
     quote = "`" if code else ""
     parts = []
-    for measure in spec.measures:
+    for measure in spec.measures.names:
         paper = spec.paper_name(measure)
         parts.append(f"{quote}{measure}{quote}" + (f" ({paper})" if paper != measure else ""))
     text = ", ".join(parts)
-    if spec.measures_hook is not None:
-        note = spec.measures_note or "and others where its data calls for them"
+    if spec.measures.hook is not None:
+        note = spec.measures.note or "and others where its data calls for them"
         text += ", " + (note if code else note.replace("`", ""))
     return text
 
@@ -78,12 +65,11 @@ def docs_page(spec: Benchmark) -> str:
 
 
 def readme_benchmark_table() -> str:
-    """The README's table of benchmarks: dataset ids, benchmark (linked, with venue), what it tests, negatives and
-    a link to the benchmark's documentation page."""
+    """The README's table of benchmarks."""
     lines = ["| dataset id | benchmark | what it tests | explicit negatives (-1) | details |", "|---|---|---|---|---|"]
     for spec in benchmarks():
         ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.datasets)
-        title = f"[{_cell(spec.title)}]({spec.paper_url})" if spec.paper_url else _cell(spec.title)
+        title = f"[{_cell(spec.title)}]({spec.paper.url})" if spec.paper.url else _cell(spec.title)
         where = venue(spec)
         lines.append(f"| {ids} | {title}{f' ({_cell(where)})' if where else ''} | {_cell(spec.summary)} | "
                      f"{_cell(spec.negatives)} | [{spec.name}]({docs_page(spec)}) |")
@@ -97,8 +83,10 @@ def readme_default_measures() -> str:
     lines = [intro, ""]
     for spec in benchmarks():
         line = f"- {spec.title}: {measures_text(spec, code=True)}"
-        if spec.subset_field:
-            line += f"; subsets by `{spec.subset_field}`" + (f": {', '.join(spec.subsets)}" if spec.subsets else "")
+        breakdown = spec.breakdown
+        if breakdown.subset_field:
+            line += f"; subsets by `{breakdown.subset_field}`" + (
+                f": {', '.join(breakdown.subsets)}" if breakdown.subsets else "")
         lines.append(line)
     lines.append(f"- any other ir_datasets dataset: {_generic(code=True)}")
     return "\n".join(lines)
@@ -115,7 +103,7 @@ def readme_protocols() -> str:
     lines = ["| benchmark | datasets run | protocol | documents per query |", "|---|---|---|---:|"]
     for spec in benchmarks():
         ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.benchmark_datasets())
-        lines.append(f"| {_cell(spec.title)} | {ids} | {_cell(_PROTOCOLS[spec.protocol])} | {spec.depth} |")
+        lines.append(f"| {_cell(spec.title)} | {ids} | {_cell(_PROTOCOLS[spec.protocol.kind])} | {spec.protocol.depth} |")
     return "\n".join(lines)
 
 
@@ -152,13 +140,8 @@ def _find(text: str, name: str) -> re.Match:
 
 
 def stale_blocks(text: str, names=tuple(README_BLOCKS)) -> dict[str, str]:
-    """``{name: expected block}`` for each generated block ``names`` of ``text`` that differs from its rendering.
-
-    Raises
-    ------
-    ValueError
-        A block's markers are missing or repeated.
-    """
+    """``{name: expected block}`` for each generated block ``names`` of ``text`` that differs from its rendering
+    (a ValueError where a block's markers are missing or repeated)."""
     stale = {}
     for name in names:
         expected = readme_block(name)
@@ -173,16 +156,6 @@ def update_blocks(text: str, names=tuple(README_BLOCKS)) -> str:
         match = _find(text, name)
         text = text[:match.start()] + readme_block(name) + text[match.end():]
     return text
-
-
-def stale_readme_blocks(text: str) -> dict[str, str]:
-    """:func:`stale_blocks` of every block (a text that holds them all)."""
-    return stale_blocks(text)
-
-
-def update_readme(text: str) -> str:
-    """:func:`update_blocks` of every block (a text that holds them all)."""
-    return update_blocks(text)
 
 
 def _blocks_in(text: str) -> tuple[str, ...]:

@@ -1,20 +1,15 @@
-"""The documentation site's generated pages: one page per benchmark, from its spec, and the command-line reference.
+"""The documentation site's generated pages: one per benchmark (its spec, docs YAML and registered datasets), the
+command-line reference (the parser ``negplugins`` runs) and the Benchmarks entries of mkdocs.yml's nav.
 
-Nothing here states a fact of its own. A benchmark's page reads its spec (:class:`ir_datasets_ext.spec.Benchmark`:
-ids, measures, subsets, negatives, protocol, the paper's numbers, reproduction notes), its docs YAML (what
-ir_datasets shows: description, counts, citation) and its registered datasets (record fields, relevance labels);
-the command-line reference walks the parser that ``negplugins`` itself runs (:func:`negplugins.cli.build_parser`),
-so every subcommand and option is listed with its own help text.
-
-The pages are committed under ``docs/`` (readable without building the site) and a test fails when one differs
-from a fresh rendering; ``python -m negplugins.docs_pages --write`` rewrites them, together with the blocks that
-:mod:`negplugins.doc_blocks` renders into the README and the docs pages.
+``python -m negplugins.docs_pages --write`` rewrites them, with :mod:`negplugins.doc_blocks`'s blocks; a test fails
+when one is stale.
 """
 
 from __future__ import annotations
 
 import argparse
 import pkgutil
+import re
 import sys
 from pathlib import Path
 
@@ -39,12 +34,10 @@ def _docs_yaml(spec: Benchmark) -> dict:
     """The benchmark's ir_datasets documentation (``ir_datasets_ext/docs/<family>.yaml``), or ``{}``."""
     import yaml
 
-    for name in filter(None, (spec.docs, f"docs/{spec.name}.yaml")):
-        try:
-            return yaml.safe_load(pkgutil.get_data("ir_datasets_ext", name)) or {}
-        except FileNotFoundError:
-            continue
-    return {}
+    try:
+        return yaml.safe_load(pkgutil.get_data("ir_datasets_ext", spec.docs)) or {}
+    except FileNotFoundError:
+        return {}
 
 
 def _dataset_id(spec: Benchmark, key: str) -> str:
@@ -82,22 +75,23 @@ def _measures(spec: Benchmark) -> list[str]:
     from .doc_blocks import measures_text
 
     lines = [f"- Default measures, in the paper's order (the paper's name in parentheses where it differs): "
-             f"{measures_text(spec, code=True)}. The main measure, the leaderboards' primary: `{spec.main_measure}`."]
-    if spec.subset_field:
-        values = f": {', '.join(f'`{s}`' for s in spec.subsets)}" if spec.subsets else ""
-        lines.append(f"- Subsets by the query field `{spec.subset_field}`{values}.")
-    if spec.negation_split:
-        field, values = spec.negation_split
+             f"{measures_text(spec, code=True)}. The main measure, the leaderboards' primary: `{spec.measures.main}`."]
+    breakdown = spec.breakdown
+    if breakdown.subset_field:
+        values = f": {', '.join(f'`{s}`' for s in breakdown.subsets)}" if breakdown.subsets else ""
+        lines.append(f"- Subsets by the query field `{breakdown.subset_field}`{values}.")
+    if breakdown.negation_split:
+        field, values = breakdown.negation_split
         lines.append(f"- Negation queries: those whose `{field}` is {' or '.join(f'`{v}`' for v in values)}; "
                      "evaluations give the means over them and over the others.")
-    if spec.doc_field:
-        without = f"; the leaderboards also score without `{'`, `'.join(spec.doc_field_without)}`" \
-            if spec.doc_field_without else ""
-        lines.append(f"- Documents are broken down by their field `{spec.doc_field}`{without}.")
+    if breakdown.doc_field:
+        without = f"; the leaderboards also score without `{'`, `'.join(breakdown.doc_field_without)}`" \
+            if breakdown.doc_field_without else ""
+        lines.append(f"- Documents are broken down by their field `{breakdown.doc_field}`{without}.")
     lines.append(f"- Explicit negatives (relevance -1): {_cell(spec.negatives)}.")
-    protocol = {"retrieval": "the whole corpus ranked", "pairs": "each query's own candidates scored"}[spec.protocol]
+    protocol = {"retrieval": "the whole corpus ranked", "pairs": "each query's own candidates scored"}[spec.protocol.kind]
     datasets = ", ".join(f"`{d}`" for d in spec.benchmark_datasets())
-    lines.append(f"- `negplugins benchmark` protocol: {protocol}, {spec.depth} documents per query, on {datasets}; "
+    lines.append(f"- `negplugins benchmark` protocol: {protocol}, {spec.protocol.depth} documents per query, on {datasets}; "
                  "baselines computed beside the model: "
                  + ("; ".join(_cell(b.system) for b in spec.computed_baselines()) or "none") + ".")
     return lines
@@ -128,28 +122,29 @@ def _reported_table(spec: Benchmark, numbers) -> list[str]:
 def _reported(spec: Benchmark) -> list[str]:
     """The paper's numbers, a table per dataset (and per measure where they are split by subset), then where each
     system's numbers stand in the paper and the notes on them; a flat list where a table cell would hold two."""
-    if not spec.reported:
+    reported = spec.paper.reported
+    if not reported:
         return ["The paper reports no numbers the suite records."]
-    keys = [(n.dataset, n.system, n.measure, n.subset) for n in spec.reported]
+    keys = [(n.dataset, n.system, n.measure, n.subset) for n in reported]
     lines = []
     if len(set(keys)) < len(keys):
-        lines += [f"| dataset | {spec.subset_field or 'subset'} | system | measure | value |", "|---|---|---|---|---:|"]
+        lines += [f"| dataset | {spec.breakdown.subset_field or 'subset'} | system | measure | value |", "|---|---|---|---|---:|"]
         lines += [f"| `{n.dataset}` | {_cell(n.subset or 'all')} | {_cell(n.system)} | `{n.measure}` | {n.printed} |"
-                  for n in spec.reported]
+                  for n in reported]
         lines.append("")
     else:
-        for dataset in _unique(n.dataset for n in spec.reported):
-            numbers = [n for n in spec.reported if n.dataset == dataset]
+        for dataset in _unique(n.dataset for n in reported):
+            numbers = [n for n in reported if n.dataset == dataset]
             if len(_unique(n.subset for n in numbers)) > 1:
                 for measure in _unique(n.measure for n in numbers):
-                    subset_field = f", by `{spec.subset_field}`" if spec.subset_field else ""
+                    subset_field = f", by `{spec.breakdown.subset_field}`" if spec.breakdown.subset_field else ""
                     lines += [f"`{dataset}`, `{measure}`{subset_field}:", ""]
                     lines += _reported_table(spec, [n for n in numbers if n.measure == measure]) + [""]
             else:
                 lines += [f"`{dataset}`:", "", *_reported_table(spec, numbers), ""]
     lines += ["Where each system's numbers stand in the paper (table and row), and what to know to compare them:", ""]
-    for system in _unique(n.system for n in spec.reported):
-        numbers = [n for n in spec.reported if n.system == system]
+    for system in _unique(n.system for n in reported):
+        numbers = [n for n in reported if n.system == system]
         places = _unique(n.source.split(", column ")[0] for n in numbers if n.source)
         lines.append(f"- **{_cell(system)}**: {_cell('; '.join(places)) or 'no place recorded'}."
                      + "".join(f" {_cell(note)}." for note in _notes(numbers)))
@@ -181,11 +176,12 @@ def _notes(numbers) -> list[str]:
 
 def _differences(spec: Benchmark) -> list[str]:
     lines = []
-    for system in spec.not_reproduced:
-        note = _cell(spec.reproduction_notes.get(system, ""))
+    paper = spec.paper
+    for system in paper.not_reproduced:
+        note = _cell(paper.reproduction_notes.get(system, ""))
         lines.append(f"- **{_cell(system)}: not reproduced here.** {note}".rstrip())
-    for system, note in spec.reproduction_notes.items():
-        if system not in spec.not_reproduced:
+    for system, note in paper.reproduction_notes.items():
+        if system not in paper.not_reproduced:
             lines.append(f"- **{_cell(system)}.** {_cell(note)}")
     lines.append("- Each measure's differences from the authors' own code, if any, are listed beside the measure: "
                  "[Measures](../measures.md).")
@@ -196,8 +192,8 @@ def benchmark_page(spec: Benchmark) -> str:
     """The documentation page of one benchmark, from its spec, docs YAML and registered datasets."""
     docs = _docs_yaml(spec)
     about = docs.get("_", {})
-    source = f"its spec and ir_datasets_ext/{spec.docs or f'docs/{spec.name}.yaml'}"
-    paper = f" Paper: [{_cell(spec.paper)}]({spec.paper_url})." if spec.paper_url else ""
+    source = f"its spec and ir_datasets_ext/{spec.docs}"
+    paper = f" Paper: [{_cell(spec.paper.reference)}]({spec.paper.url})." if spec.paper.url else ""
     lines = [f"# {spec.title}", "", _NOTE.format(source=source), "",
              f"{_cell(spec.summary[:1].upper() + spec.summary[1:])}.{paper} Language: `{spec.language}`.", ""]
     if about.get("desc"):
@@ -211,12 +207,12 @@ def benchmark_page(spec: Benchmark) -> str:
     lines += ["", "## Fields", "", *_records(spec), "", "## Measures and protocol", "", *_measures(spec), ""]
     lines += ["## Numbers reported in the paper", "", *_reported(spec), ""]
     lines += ["## Data sources", ""]
-    if spec.data_url:
-        revision = f" at revision `{spec.data_revision}`" if spec.data_revision else " (no revision pinned)"
-        lines.append(f"- Published at <{spec.data_url}>{revision}.")
+    if spec.data.url:
+        revision = f" at revision `{spec.data.revision}`" if spec.data.revision else " (no revision pinned)"
+        lines.append(f"- Published at <{spec.data.url}>{revision}.")
     else:
         lines.append("- Embedded in the package: no download.")
-    lines.append(f"- Licence: {spec.license or 'none stated by the source'}.")
+    lines.append(f"- Licence: {spec.data.license or 'none stated by the source'}.")
     lines += ["- Offline: [`IR_DATASETS_EXT_MIRROR`](../formats.md) (file names and checksums per benchmark).", ""]
     lines += ["## Known differences from the authors", "", *_differences(spec), ""]
     citation = spec.citation()
@@ -227,28 +223,9 @@ def benchmark_page(spec: Benchmark) -> str:
 
 # -- the command-line reference --------------------------------------------------------------------------
 
-def _metavar(action: argparse.Action) -> str:
-    if action.metavar is not None:
-        names = action.metavar if isinstance(action.metavar, tuple) else (action.metavar,)
-    elif action.choices is not None and not isinstance(action.choices, dict):
-        names = ("{" + ",".join(map(str, action.choices)) + "}",)
-    else:
-        names = (action.dest.upper() if action.option_strings else action.dest,)
-    name = names[0]
-    nargs = action.nargs
-    if nargs == 0:
-        return ""
-    if nargs is None:
-        return name
-    if nargs == "?":
-        return f"[{name}]"
-    if nargs == "*":
-        return f"[{name} ...]"
-    if nargs == "+":
-        return f"{name} [{name} ...]"
-    if isinstance(nargs, int):
-        return " ".join(names if len(names) == nargs else [name] * nargs)
-    return name
+def _metavar(action: argparse.Action, formatter: argparse.HelpFormatter) -> str:
+    """An option's argument as ``--help`` shows it (``MODEL``, ``{a,b}``, ``[N ...]``); empty for a flag."""
+    return "" if action.nargs == 0 else formatter._format_args(action, action.dest.upper())
 
 
 def _help(action: argparse.Action, prog: str) -> str:
@@ -287,7 +264,7 @@ def _command_section(parser: argparse.ArgumentParser, description: str, level: i
                     subcommands.append((name, sub, helps.get(name, "")))
             continue
         name = ", ".join(f"`{option}`" for option in action.option_strings) or f"`{action.dest}`"
-        metavar = _metavar(action) if action.option_strings else ""
+        metavar = _metavar(action, parser._get_formatter()) if action.option_strings else ""
         rows.append(f"| {name}{f' `{metavar}`' if metavar else ''} | {_help(action, parser.prog)} |")
     if rows:
         lines += ["| argument | what it does |", "|---|---|", *rows, ""]
@@ -323,11 +300,30 @@ def generated_pages() -> dict[str, str]:
     return pages
 
 
+_NAV = re.compile(r"^( *)# benchmark pages:.*?\n.*?^ *# /benchmark pages\n", re.DOTALL | re.MULTILINE)
+
+
+def site_nav(text: str) -> str:
+    """mkdocs.yml with the entries between its ``# benchmark pages`` markers rendered afresh, a page per benchmark."""
+    from .doc_blocks import docs_page
+
+    matches = list(_NAV.finditer(text))
+    if len(matches) != 1:
+        raise ValueError(f"mkdocs.yml: expected one '# benchmark pages: ...' ... '# /benchmark pages', "
+                         f"found {len(matches)}")
+    indent = matches[0].group(1)
+    lines = [f"{indent}# benchmark pages: generated from the benchmark specs by {_COMMAND}"]
+    lines += [f"{indent}- {spec.title}: {docs_page(spec).removeprefix('docs/')}" for spec in benchmarks()]
+    lines.append(f"{indent}# /benchmark pages\n")
+    return text[:matches[0].start()] + "\n".join(lines) + text[matches[0].end():]
+
+
 def _block_files(root: Path) -> dict[str, str]:
-    """``{path: text with its generated blocks rendered afresh}`` of the files holding doc_blocks's blocks."""
+    """``{path: text with its generated blocks rendered afresh}`` of mkdocs.yml and the files holding doc_blocks's
+    blocks."""
     from .doc_blocks import BLOCK_FILES, update_blocks
 
-    fresh = {}
+    fresh = {"mkdocs.yml": site_nav((root / "mkdocs.yml").read_text(encoding="utf-8"))}
     for name in BLOCK_FILES:
         fresh[name] = update_blocks((root / name).read_text(encoding="utf-8"), BLOCK_FILES[name])
     return fresh

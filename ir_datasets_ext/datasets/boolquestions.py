@@ -1,29 +1,29 @@
 """BoolQuestions: AND / OR / NOT questions over MS MARCO and Natural Questions (Zhang et al., 2024).
 
-Per corpus (release folders ``MSMARCO`` and ``NaturalQuestions`` of ustc-zhangzm/BoolQuestions on the
-HuggingFace hub): ``eval.json`` (questions with ``qid``, ``question``, ``question_type``,
-``positive_ctxs`` and ``negative_ctxs``; a JSON array or JSON lines) and ``corpus.jsonl`` (``docid``,
-``doc``, and ``title`` for NQ). Registered ids: ``boolquestions/msmarco`` and ``boolquestions/nq``,
-each with the subsets ``/and``, ``/or`` and ``/not``. Corpora are streamed line by line (NQ's is 14.3 GB).
-
-Negative contexts whose ``passage_id`` is null are skipped; their number is given by
-``dataset.qrels_handler().skipped_null_passages()`` and logged as a warning after each qrels pass.
-A passage listed among both the positives and the negatives of a question gets relevance
-:data:`CONFLICT_LABEL` (2): a positive for every measure, and a negative for ``NegRecall(conflict=2)``,
-as in the authors' ``evaluate.py``; repeated negative ids count once. Both are counted and logged too.
+Per corpus (``boolquestions/msmarco``, ``boolquestions/nq``, each with the subsets ``/and``, ``/or``, ``/not``): the
+release's ``eval.json`` and ``corpus.jsonl``, streamed. A passage listed as both positive and negative for a
+question gets :data:`CONFLICT_LABEL`, as in the authors' ``evaluate.py``; null negative ids are skipped and counted.
 """
 
 import functools
 import logging
 from typing import NamedTuple
 
-import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
-from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseQrels, TrecQrel
 
 from ..download import pinned_download
-from ..spec import Benchmark, read_reported, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_json_array, iter_jsonl, register, validator
+from ..spec import Benchmark, Breakdown, Data, Measures, Paper, Protocol, read_reported, register_benchmark
+from ..util import (
+    Documentation,
+    FormatError,
+    StoredDocs,
+    StreamedQueries,
+    iter_json_array,
+    iter_jsonl,
+    register,
+    validator,
+)
 
 NAME = "boolquestions"
 
@@ -51,27 +51,20 @@ SPEC = register_benchmark(Benchmark(
     name=NAME,
     title="BoolQuestions",
     summary="AND / OR / NOT questions over MS MARCO and Natural Questions",
-    paper="Zhang et al., Findings of EMNLP 2024",
-    paper_url="https://arxiv.org/abs/2411.12235",
-    data_url="https://huggingface.co/datasets/ustc-zhangzm/BoolQuestions",
     datasets=(f"{NAME}/msmarco", f"{NAME}/nq", f"{NAME}/<corpus>/and", f"{NAME}/<corpus>/or", f"{NAME}/<corpus>/not"),
-    # the authors' MRR@10 (questions with a positive) and NegRecall@10 (passages listed as both count as negatives)
-    measures=("PosRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10"),
-    main_measure="PosRR@10",
-    paper_names={"PosRR@10": "MRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10": "NegRecall@10"},
-    subset_field="question_type",
-    subsets=QUESTION_TYPES,
     negatives="the question's negative passages",
-    docs=f"docs/{NAME}.yaml",
-    reported=read_reported(NAME),
-    negation_split=("question_type", ("not",)),
+    order=4,
+    paper=Paper(reference="Zhang et al., Findings of EMNLP 2024", url="https://arxiv.org/abs/2411.12235",
+                reported=read_reported(NAME), decimals=4),  # the paper prints percentages with two decimals
+    # the authors' MRR@10 (questions with a positive) and NegRecall@10 (passages listed as both count as negatives)
+    measures=Measures(names=("PosRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10"), main="PosRR@10",
+                      paper_names={"PosRR@10": "MRR@10", f"NegRecall(conflict={CONFLICT_LABEL})@10": "NegRecall@10"}),
+    data=Data(url="https://huggingface.co/datasets/ustc-zhangzm/BoolQuestions", revision=REVISION,
+              license="cc-by-sa-3.0"),  # the repository's README ("License") and the dataset card
+    breakdown=Breakdown(subset_field="question_type", subsets=QUESTION_TYPES,
+                        negation_split=("question_type", ("not",))),
     # full-corpus retrieval on both corpora, as the paper's tables; its measures look at the top 10
-    protocol="retrieval",
-    depth=100,
-    protocol_datasets=(f"{NAME}/msmarco", f"{NAME}/nq"),
-    license="cc-by-sa-3.0",  # the repository's README ("License") and the dataset card
-    data_revision=REVISION,
-    reported_decimals=4,  # the paper prints percentages with two decimals
+    protocol=Protocol(kind="retrieval", depth=100, datasets=(f"{NAME}/msmarco", f"{NAME}/nq")),
 ))
 
 
@@ -190,6 +183,10 @@ def iter_questions(streamer, source):
                         lists["positive_ctxs"], lists["negative_ctxs"], nulls)
 
 
+def iter_queries(streamer, source):
+    return (question.query for question in iter_questions(streamer, source))
+
+
 def iter_corpus(streamer, source, has_titles):
     """Yield :class:`BoolQuestionsDoc` for each line of a ``corpus.jsonl`` stream (``title`` with ``has_titles``)."""
     with streamer.stream() as stream:
@@ -234,41 +231,6 @@ class _Counts:
         self.conflicts += question.conflicts()
 
 
-class BoolQuestionsDocs(StoredDocs):
-    def __init__(self, streamer, name):
-        super().__init__(BoolQuestionsDoc, store=f"{NAME}/docs-{name}", namespace=f"{NAME}/{name}",
-                         count_hint=MSMARCO_PASSAGES if name == "msmarco" else None)
-        self._streamer = streamer
-        self._name = name
-        self._source = f"{CORPORA[name][0]}/corpus.jsonl"
-        self._has_titles = CORPORA[name][1]
-
-    @ir_datasets.util.use_docstore
-    def docs_iter(self):
-        return iter_corpus(self._streamer, self._source, self._has_titles)
-
-
-class BoolQuestionsQueries(BaseQueries):
-    def __init__(self, streamer, name):
-        super().__init__()
-        self._streamer = streamer
-        self._source = f"{CORPORA[name][0]}/eval.json"
-        self._name = name
-
-    def queries_iter(self):
-        for question in iter_questions(self._streamer, self._source):
-            yield question.query
-
-    def queries_cls(self):
-        return BoolQuestionsQuery
-
-    def queries_namespace(self):
-        return f"{NAME}/{self._name}"
-
-    def queries_lang(self):
-        return "en"
-
-
 class BoolQuestionsQrels(BaseQrels):
     def __init__(self, streamer, name):
         self._streamer = streamer
@@ -301,17 +263,8 @@ class BoolQuestionsQrels(BaseQrels):
         return self.label_counts(query_ids).null_negatives
 
     def label_counts(self, query_ids=None) -> "_Counts":
-        """What the qrels leave out or merge: null and repeated negative ids, passages listed as both.
-
-        Parameters
-        ----------
-        query_ids : collection of str, optional
-            Count these questions only.
-
-        Returns
-        -------
-        _Counts
-        """
+        """What the qrels of ``query_ids`` (default: all) leave out or merge: null and repeated negative ids, passages
+        listed as both."""
         counts = _Counts()
         for question in iter_questions(self._streamer, self._source):
             if query_ids is None or question.query.query_id in query_ids:
@@ -338,8 +291,12 @@ def _init():
     bases, subsets = {}, {}
     for name in CORPORA:
         files = _FILES[name]
-        docs = BoolQuestionsDocs(files["corpus"], name)
-        queries = BoolQuestionsQueries(files["eval"], name)
+        folder, has_titles = CORPORA[name]
+        docs = StoredDocs(BoolQuestionsDoc, store=f"{NAME}/docs-{name}", namespace=f"{NAME}/{name}",
+                          count_hint=MSMARCO_PASSAGES if name == "msmarco" else None, streamer=files["corpus"],
+                          read=functools.partial(iter_corpus, files["corpus"], f"{folder}/corpus.jsonl", has_titles))
+        queries = StreamedQueries(functools.partial(iter_queries, files["eval"], f"{folder}/eval.json"),
+                                  BoolQuestionsQuery, f"{NAME}/{name}")
         qrels = BoolQuestionsQrels(files["eval"], name)
         bases[name] = Dataset(docs, queries, qrels, documentation(name))
         register(f"{NAME}/{name}", bases[name])

@@ -6,17 +6,24 @@ each of the 14 query structures, and ``comlq/negation`` (the five structures wit
 """
 
 import functools
-import io
 from collections import Counter
 from typing import NamedTuple
 
-import ir_datasets
 from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
-from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseQueries
 
 from ..download import ZipMember, pinned_download
-from ..spec import Baseline, Benchmark, read_reported, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
+from ..spec import Baseline, Benchmark, Breakdown, Data, Measures, Paper, Protocol, read_reported, register_benchmark
+from ..util import (
+    Documentation,
+    FormatError,
+    StoredDocs,
+    StreamedQrels,
+    iter_beir_qrels,
+    iter_jsonl,
+    register,
+    require_fields,
+)
 
 NAME = "comlq"
 
@@ -45,7 +52,7 @@ def default_measures(dataset_id: str, qrels=None) -> tuple[list[str], list[str]]
     the five negation structures) it is averaged over all its queries, the paper's set; on one that mixes
     in queries without negation (``comlq``), over the queries with a labelled negative, with a note.
     """
-    measures = list(SPEC.measures)
+    measures = list(SPEC.measures.names)
     notes = []
     has_negatives = qrels is not None and any(rel < 0 for docs in qrels.values() for rel in docs.values())
     parts = dataset_id.split("/")
@@ -67,53 +74,52 @@ SPEC = register_benchmark(Benchmark(
     name=NAME,
     title="ComLQ",
     summary="complex logical queries over Wikipedia, 14 structures",
-    paper="Xu et al., AAAI 2026",
-    paper_url="https://arxiv.org/abs/2511.12004",
-    data_url="https://github.com/xgl-git/ComLQR-main",
     datasets=(NAME, f"{NAME}/<structure>", f"{NAME}/negation"),
-    # the paper reports nDCG@10 (Table 3) and LSNC@100 (Table 4); RR@10 and R@100 as the suite has from the start
-    measures=("nDCG@10", "RR@10", "R@100"),
-    main_measure="nDCG@10",
-    paper_names={"RR@10": "MRR@10"},
-    subset_field="structure",
-    subsets=STRUCTURES,
     negatives="a passage that violates the query's negation (none in the release)",
-    docs=f"docs/{NAME}.yaml",
+    order=1,
+    paper=Paper(
+        reference="Xu et al., AAAI 2026",
+        url="https://arxiv.org/abs/2511.12004",
+        reported=read_reported(NAME),
+        decimals=3,  # the paper prints percentages with one decimal
+        reproduction_notes={
+            "BM25": "The paper gives no BM25 configuration. The authors' evaluation code (code.zip of "
+                    "github.com/xgl-git/ComLQR-main, code/evaluate_bge_bm25_hyde_contriever/evaluate_bm25.py) "
+                    "retrieves the top 100 with llama-index's BM25Retriever.from_defaults (the bm25s package: "
+                    "method lucene, k1 1.5, b 0.75, English stop words, PyStemmer's English Snowball stemmer on "
+                    "queries and passages), maps the retrieved texts back to passage ids and scores with "
+                    "pytrec_eval. The suite's bm25 run is Lucene BM25 through Pyserini at Pyserini's defaults (k1 "
+                    "0.9, b 0.4, Lucene's English analyzer: Porter stemmer and Lucene's English stop words). The "
+                    "suite's bm25s-comlq-authors run is that configuration (negplugins search bm25s --preset "
+                    "comlq-authors); re-running the authors' own bm25s calls on the public release gives the same "
+                    "nDCG@10, 0.6907, so the pipeline reproduces but the paper's 0.505 does not: it is higher on "
+                    "every structure, and no BM25 setting tried (k1, b, stemming, stop words, bm25s variants) comes "
+                    "near 0.505. The paper's number may come from other data or library versions than the public "
+                    "release.",
+        },
+        # the paper's BM25 (0.505 nDCG@10) is not what the authors' pipeline gives on the release (0.6907)
+        not_reproduced=("BM25",),
+    ),
+    # the paper reports nDCG@10 (Table 3) and LSNC@100 (Table 4); RR@10 and R@100 as the suite has from the start
+    measures=Measures(
+        names=("nDCG@10", "RR@10", "R@100"),
+        main="nDCG@10",
+        paper_names={"RR@10": "MRR@10"},
+        hook=default_measures,
+        note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
+             "mixes in queries without negation, such as `comlq`)",
+    ),
+    data=Data(url="https://github.com/xgl-git/ComLQR-main", revision=REVISION,
+              license=""),  # the repository states none (no LICENSE file, nothing in its README)
     # the corpus mixes evidence, random distractors and GPT-4o-written passages (DOC_ORIGINS below)
-    doc_field="origin",
-    doc_field_without=("generated",),
-    negation_split=("has_negation", (True,)),
-    reproduction_notes={
-        "BM25": "The paper gives no BM25 configuration. The authors' evaluation code (code.zip of "
-                "github.com/xgl-git/ComLQR-main, code/evaluate_bge_bm25_hyde_contriever/evaluate_bm25.py) "
-                "retrieves the top 100 with llama-index's BM25Retriever.from_defaults (the bm25s package: "
-                "method lucene, k1 1.5, b 0.75, English stop words, PyStemmer's English Snowball stemmer on "
-                "queries and passages), maps the retrieved texts back to passage ids and scores with pytrec_eval. "
-                "The suite's bm25 run is Lucene BM25 through Pyserini at Pyserini's defaults (k1 0.9, b 0.4, "
-                "Lucene's English analyzer: Porter stemmer and Lucene's English stop words). The suite's "
-                "bm25s-comlq-authors run is that configuration (negplugins search bm25s --preset comlq-authors); "
-                "re-running the authors' own bm25s calls on the public release gives the same nDCG@10, 0.6907, "
-                "so the pipeline reproduces but the paper's 0.505 does not: it is higher on every structure, and "
-                "no BM25 setting tried (k1, b, stemming, stop words, bm25s variants) comes near 0.505. The paper's "
-                "number may come from other data or library versions than the public release.",
-    },
-    measures_hook=default_measures,
-    measures_note=f"plus `{_LSNC}` where the qrels hold explicit negatives (`{_LSNC_LABELLED}` on a dataset that "
-                  "mixes in queries without negation, such as `comlq`)",
-    reported=read_reported(NAME),
-    # the paper retrieves the top 100 passages (its LSNC@100; the authors' evaluate_bm25.py: similarity_top_k=100)
-    protocol="retrieval",
-    depth=100,
-    protocol_datasets=(NAME,),
-    license="",  # the repository states none (no LICENSE file, nothing in its README)
-    data_revision=REVISION,
+    breakdown=Breakdown(subset_field="structure", subsets=STRUCTURES, negation_split=("has_negation", (True,)),
+                        doc_field="origin", doc_field_without=("generated",)),
+    # the paper retrieves the top 100 passages (its LSNC@100; the authors' evaluate_bm25.py: similarity_top_k=100);
     # beside Pyserini's BM25, the report card computes the authors' own BM25 pipeline (their evaluate_bm25.py)
-    baselines=(Baseline(name="bm25s-comlq-authors", runner="bm25s", preset="comlq-authors",
-                        system="BM25, the authors' pipeline (bm25s preset comlq-authors: k1 1.5, b 0.75, English "
-                               "stemmer and stop words)", reproduces="BM25", authors_pipeline=True),),
-    # the paper's BM25 (0.505 nDCG@10) is not what the authors' pipeline gives on the release (0.6907)
-    not_reproduced=("BM25",),
-    reported_decimals=3,  # the paper prints percentages with one decimal
+    protocol=Protocol(kind="retrieval", depth=100, datasets=(NAME,), baselines=(
+        Baseline(name="bm25s-comlq-authors", runner="bm25s", preset="comlq-authors",
+                 system="BM25, the authors' pipeline (bm25s preset comlq-authors: k1 1.5, b 0.75, English stemmer "
+                        "and stop words)", reproduces="BM25", authors_pipeline=True),)),
 ))
 
 
@@ -173,48 +179,15 @@ def parse_type(raw_type: str, source: str = "queries.jsonl", position=None) -> t
     return structure, int(suffix) if suffix else None
 
 
-class ComLQDocs(StoredDocs):
-    def __init__(self, streamer):
-        super().__init__(ComLQDoc, store=NAME, namespace=NAME, count_hint=11251)
-        self._streamer = streamer
-
-    @ir_datasets.util.use_docstore
-    def docs_iter(self):
-        with self._streamer.stream() as stream:
-            for line_number, record in iter_jsonl(stream, "dataset/corpus.jsonl"):
-                require_fields(record, ("_id", "text"), "dataset/corpus.jsonl", line_number)
-                yield ComLQDoc(record["_id"], record["text"], doc_origin(record["_id"]))
-
-
-class ComLQQrels(BaseQrels):
-    def __init__(self, streamer):
-        self._streamer = streamer
-
-    def qrels_iter(self):
-        source = "dataset/qrels/test.tsv"
-        with self._streamer.stream() as stream:
-            lines = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-            header = next(lines, "").rstrip("\r\n").split("\t")
-            if header != ["query-id", "corpus-id", "score"]:
-                raise FormatError(f"{source}:1: expected the header 'query-id<TAB>corpus-id<TAB>score', got {header}")
-            for line_number, line in enumerate(lines, start=2):
-                fields = line.rstrip("\r\n").split("\t")
-                if fields == [""]:
-                    continue
-                if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
-                    raise FormatError(
-                        f"{source}:{line_number}: expected query-id, corpus-id and an integer score, got {line!r}")
-                yield TrecQrel(fields[0], fields[1], int(fields[2]), "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return QREL_DEFS
+def iter_docs(streamer):
+    with streamer.stream() as stream:
+        for line_number, record in iter_jsonl(stream, "dataset/corpus.jsonl"):
+            require_fields(record, ("_id", "text"), "dataset/corpus.jsonl", line_number)
+            yield ComLQDoc(record["_id"], record["text"], doc_origin(record["_id"]))
 
 
 class ComLQQueries(BaseQueries):
-    def __init__(self, streamer, qrels: ComLQQrels):
+    def __init__(self, streamer, qrels: StreamedQrels):
         super().__init__()
         self._streamer = streamer
         self._qrels = qrels
@@ -254,9 +227,12 @@ class ComLQQueries(BaseQueries):
 
 def _init():
     documentation = Documentation(f"docs/{NAME}.yaml")
-    qrels = ComLQQrels(ZipMember(_RELEASE, "dataset/qrels/test.tsv"))
+    qrels_file = ZipMember(_RELEASE, "dataset/qrels/test.tsv")
+    qrels = StreamedQrels(lambda: (q for _, q in iter_beir_qrels(qrels_file, "dataset/qrels/test.tsv")), QREL_DEFS)
     queries = ComLQQueries(ZipMember(_RELEASE, "dataset/queries.jsonl"), qrels)
-    docs = ComLQDocs(ZipMember(_RELEASE, "dataset/corpus.jsonl"))
+    corpus = ZipMember(_RELEASE, "dataset/corpus.jsonl")
+    docs = StoredDocs(ComLQDoc, store=NAME, namespace=NAME, count_hint=11251, read=lambda: iter_docs(corpus),
+                      streamer=corpus)
 
     base = Dataset(docs, queries, qrels, documentation("_"))
     register(NAME, base)

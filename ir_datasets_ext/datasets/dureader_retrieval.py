@@ -1,15 +1,7 @@
 """DuReader-retrieval: Chinese passage retrieval from web search (Qiu et al., EMNLP 2022).
 
-Two versions of the dev set are registered:
-
-``dureader-retrieval/dev``
-    The official baseline tarball from Baidu BOS: 2,000 dev questions (``dev/dev.json``) over the full
-    collection of about 8.09M passages (``passage-collection/part-00`` .. ``part-03``, RocketQA
-    TAB-separated lines, with ``passage2id.map.json`` mapping the global line number to the passage id).
-    On first use the needed members are extracted once into the cache (atomically); nothing else of the
-    tarball is kept. ``dureader-retrieval`` is the collection alone.
-``dureader-retrieval/dev-100k``
-    The C-MTEB copy (parquet on the HuggingFace hub): the same 2,000 questions over 100,001 passages.
+``dureader-retrieval/dev``: Baidu's baseline tarball, 2,000 dev questions over about 8.09M passages (the members it
+needs extracted once into the cache); ``dureader-retrieval/dev-100k``: C-MTEB's copy, over 100,001 passages.
 """
 
 import contextlib
@@ -24,12 +16,22 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import TrecQrel
 
 from ..disk import check_free_space, give_usual_permissions
 from ..download import VerifiedDownload, pinned_download
-from ..spec import Benchmark, read_reported, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_json_object_items, iter_jsonl, register, require_fields
+from ..spec import Benchmark, Data, Measures, Paper, Protocol, read_reported, register_benchmark
+from ..util import (
+    Documentation,
+    FormatError,
+    StoredDocs,
+    StreamedQrels,
+    StreamedQueries,
+    iter_json_object_items,
+    iter_jsonl,
+    register,
+    require_fields,
+)
 
 NAME = "dureader-retrieval"
 BENCHMARK = "dureader_retrieval"  # folder in the cache and the mirror
@@ -40,25 +42,20 @@ SPEC = register_benchmark(Benchmark(
     name=NAME,
     title="DuReader-retrieval",
     summary="Chinese passage retrieval from web search",
-    paper="Qiu et al., EMNLP 2022",
-    paper_url="https://arxiv.org/abs/2203.10232",
-    data_url="https://github.com/baidu/DuReader/tree/master/DuReader-Retrieval",
     datasets=(f"{NAME}/dev", f"{NAME}/dev-100k"),
-    measures=("RR@10", "Success@1", "Success@50"),
-    main_measure="RR@10",
-    # the paper's Recall@k is whether any relevant passage is in the top k: ir_measures' Success@k
-    paper_names={"RR@10": "MRR@10", "Success@1": "Recall@1", "Success@50": "Recall@50"},
     language="zh",
     docs="docs/dureader_retrieval.yaml",
-    reported=read_reported(NAME),
-    # the paper's Recall@50, and its cross-encoders rerank the top 50 of the first stage
-    protocol="retrieval",
-    depth=50,
-    protocol_datasets=(f"{NAME}/dev",),
-    # as MTEB's DuRetrieval task declares for its copy of the data (mteb 2.26.24); the tarball's own
+    order=5,
+    paper=Paper(reference="Qiu et al., EMNLP 2022", url="https://arxiv.org/abs/2203.10232",
+                reported=read_reported(NAME), decimals=4),  # the paper prints percentages with two decimals
+    # the paper's Recall@k is whether any relevant passage is in the top k: ir_measures' Success@k
+    measures=Measures(names=("RR@10", "Success@1", "Success@50"), main="RR@10",
+                      paper_names={"RR@10": "MRR@10", "Success@1": "Recall@1", "Success@50": "Recall@50"}),
+    # the licence as MTEB's DuRetrieval task declares for its copy of the data (mteb 2.26.24); the tarball's own
     # License.docx was not seen
-    license="apache-2.0",
-    reported_decimals=4,  # the paper prints percentages with two decimals
+    data=Data(url="https://github.com/baidu/DuReader/tree/master/DuReader-Retrieval", license="apache-2.0"),
+    # the paper's Recall@50, and its cross-encoders rerank the top 50 of the first stage
+    protocol=Protocol(kind="retrieval", depth=50, datasets=(f"{NAME}/dev",)),
 ))
 
 
@@ -123,13 +120,8 @@ def _open_tarball(stream, source: str):
 
 
 def _needed_members(tar, source: str):
-    """``(key, member)`` for each member of :data:`MEMBERS`, in the tarball's order, until all are found.
-
-    Raises
-    ------
-    FormatError
-        Two members stand for one key, or one is missing (the message lists the first members seen).
-    """
+    """``(key, member)`` for each member of :data:`MEMBERS`, in the tarball's order, until all are found (a
+    FormatError where two stand for one key or one is missing)."""
     found, seen = {}, []
     for member in tar:
         if len(seen) < 20:
@@ -282,39 +274,14 @@ def _dev_records(stream, source: str):
         yield DuReaderQuery(str(record["question_id"]), record["question"]), ids
 
 
-class DuReaderDevQueries(BaseQueries):
-    def __init__(self, extract):
-        super().__init__()
-        self._extract = extract
-
-    def queries_iter(self):
-        for query, _ in iter_dev(self._extract):
-            yield query
-
-    def queries_cls(self):
-        return DuReaderQuery
-
-    def queries_namespace(self):
-        return NAME
-
-    def queries_lang(self):
-        return "zh"
+def iter_dev_queries(extract: BaselineExtract):
+    return (query for query, _ in iter_dev(extract))
 
 
-class DuReaderDevQrels(BaseQrels):
-    def __init__(self, extract):
-        self._extract = extract
-
-    def qrels_iter(self):
-        for query, ids in iter_dev(self._extract):
-            for doc_id in ids:
-                yield TrecQrel(query.query_id, doc_id, 1, "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return QREL_DEFS
+def iter_dev_qrels(extract: BaselineExtract):
+    for query, ids in iter_dev(extract):
+        for doc_id in ids:
+            yield TrecQrel(query.query_id, doc_id, 1, "0")
 
 
 # -- the C-MTEB copy -----------------------------------------------------------------------------
@@ -344,58 +311,27 @@ def iter_parquet(download: VerifiedDownload, columns: tuple[str, ...]):
             row += 1
 
 
-class CMTEBDocs(StoredDocs):
-    def __init__(self, download):
-        super().__init__(DuReaderDoc, store=f"{BENCHMARK}/docs-c-mteb", namespace=f"{NAME}/c-mteb", lang="zh",
-                         count_hint=100001)
-        self._download = download
-
-    @ir_datasets.util.use_docstore
-    def docs_iter(self):
-        for row, (doc_id, text) in iter_parquet(self._download, CMTEB_COLUMNS["corpus"]):
-            if not isinstance(text, str):
-                raise FormatError(f"{self._download.file}: row {row}: text is {type(text).__name__}, expected str")
-            yield DuReaderDoc(str(doc_id), text)
+def iter_cmteb_docs(download: VerifiedDownload):
+    for row, (doc_id, text) in iter_parquet(download, CMTEB_COLUMNS["corpus"]):
+        if not isinstance(text, str):
+            raise FormatError(f"{download.file}: row {row}: text is {type(text).__name__}, expected str")
+        yield DuReaderDoc(str(doc_id), text)
 
 
-class CMTEBQueries(BaseQueries):
-    def __init__(self, download):
-        super().__init__()
-        self._download = download
-
-    def queries_iter(self):
-        for row, (query_id, text) in iter_parquet(self._download, CMTEB_COLUMNS["queries"]):
-            if not isinstance(text, str):
-                raise FormatError(f"{self._download.file}: row {row}: text is {type(text).__name__}, expected str")
-            yield DuReaderQuery(str(query_id), text)
-
-    def queries_cls(self):
-        return DuReaderQuery
-
-    def queries_namespace(self):
-        return NAME
-
-    def queries_lang(self):
-        return "zh"
+def iter_cmteb_queries(download: VerifiedDownload):
+    for row, (query_id, text) in iter_parquet(download, CMTEB_COLUMNS["queries"]):
+        if not isinstance(text, str):
+            raise FormatError(f"{download.file}: row {row}: text is {type(text).__name__}, expected str")
+        yield DuReaderQuery(str(query_id), text)
 
 
-class CMTEBQrels(BaseQrels):
-    def __init__(self, download):
-        self._download = download
-
-    def qrels_iter(self):
-        for row, (qid, pid, score) in iter_parquet(self._download, CMTEB_COLUMNS["qrels"]):
-            try:
-                relevance = int(score)
-            except (TypeError, ValueError):
-                raise FormatError(f"{self._download.file}: row {row}: score {score!r} is not an integer") from None
-            yield TrecQrel(str(qid), str(pid), relevance, "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return QREL_DEFS
+def iter_cmteb_qrels(download: VerifiedDownload):
+    for row, (qid, pid, score) in iter_parquet(download, CMTEB_COLUMNS["qrels"]):
+        try:
+            relevance = int(score)
+        except (TypeError, ValueError):
+            raise FormatError(f"{download.file}: row {row}: score {score!r} is not an integer") from None
+        yield TrecQrel(str(qid), str(pid), relevance, "0")
 
 
 def _init():
@@ -405,9 +341,15 @@ def _init():
     base = Dataset(collection, documentation("_"))
     register(NAME, base)
     subsets = {
-        "dev": Dataset(collection, DuReaderDevQueries(extract), DuReaderDevQrels(extract), documentation("dev")),
-        "dev-100k": Dataset(CMTEBDocs(CMTEB_FILES["corpus"]), CMTEBQueries(CMTEB_FILES["queries"]),
-                            CMTEBQrels(CMTEB_FILES["qrels"]), documentation("dev-100k")),
+        "dev": Dataset(collection, StreamedQueries(lambda: iter_dev_queries(extract), DuReaderQuery, NAME, "zh"),
+                       StreamedQrels(lambda: iter_dev_qrels(extract), QREL_DEFS), documentation("dev")),
+        "dev-100k": Dataset(StoredDocs(DuReaderDoc, store=f"{BENCHMARK}/docs-c-mteb", namespace=f"{NAME}/c-mteb",
+                                       lang="zh", count_hint=100001,
+                                       read=lambda: iter_cmteb_docs(CMTEB_FILES["corpus"])),
+                            StreamedQueries(lambda: iter_cmteb_queries(CMTEB_FILES["queries"]), DuReaderQuery, NAME,
+                                            "zh"),
+                            StreamedQrels(lambda: iter_cmteb_qrels(CMTEB_FILES["qrels"]), QREL_DEFS),
+                            documentation("dev-100k")),
     }
     for subset, dataset in subsets.items():
         register(f"{NAME}/{subset}", dataset)

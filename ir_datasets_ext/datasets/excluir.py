@@ -1,28 +1,28 @@
 """ExcluIR: exclusionary queries over a HotpotQA-based corpus (Zhang et al., arXiv 2404.19230).
 
-Two JSON files on Google Drive: ``corpus.json`` (a JSON array of passage strings; id = 0-based position)
-and ``test_manual_final.json`` (a JSON array of 3,452 query objects; id = 0-based position; query text
-``RQ_rewrite``; ``corpus_sub_index`` = ``[negative_index, positive_index]``). Registered ids:
-``excluir`` (the corpus) and ``excluir/test`` (the benchmark). Both files are parsed streaming.
-
-Offline, where the release's ``test_manual_final.json`` is not in the mirror, the queries and qrels of
-``excluir/test`` are read from the derived copy :data:`DERIVED_TEST` (the same 3,452 objects with fields of an LLM
-query-rewriting study added; ``<mirror>/excluir/derived/ExcluIR_test_manual_final.json``): only ``RQ_rewrite`` and
-``corpus_sub_index`` are read. No copy of ``corpus.json`` is known, so without it the documents, and with them
-any evaluation, stay unavailable (its absence is the error).
+Two JSON arrays on Google Drive, parsed streaming: ``corpus.json`` (``excluir``) and ``test_manual_final.json``
+(``excluir/test``), whose queries are read from a derived copy offline where the release is absent.
 """
 
 from typing import NamedTuple
 
-import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import TrecQrel
 
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import pinned_download
 from ..gdrive import GoogleDriveSource
-from ..spec import Benchmark, read_reported, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_json_array, register, validator
+from ..spec import Benchmark, Data, Measures, Paper, Protocol, read_reported, register_benchmark
+from ..util import (
+    Documentation,
+    FormatError,
+    StoredDocs,
+    StreamedQrels,
+    StreamedQueries,
+    iter_json_array,
+    register,
+    validator,
+)
 
 NAME = "excluir"
 
@@ -35,22 +35,17 @@ SPEC = register_benchmark(Benchmark(
     name=NAME,
     title="ExcluIR",
     summary='exclusionary queries such as "... but not X"',
-    paper="Zhang et al., 2024",
-    paper_url="https://arxiv.org/abs/2404.19230",
-    data_url="https://github.com/zwh-sdu/ExcluIR",
     datasets=(f"{NAME}/test",),
-    measures=("R@1", "RR@10", "DeltaR@1", "DeltaMRR@10", "RightRank@10"),
-    main_measure="R@1",
-    paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10", "RightRank@10": "Right Rank@10"},
     negatives="the document the query excludes",
-    docs=f"docs/{NAME}.yaml",
-    reported=read_reported(NAME),
+    order=2,
+    paper=Paper(reference="Zhang et al., 2024", url="https://arxiv.org/abs/2404.19230", reported=read_reported(NAME),
+                decimals=4),  # the paper prints percentages with two decimals
+    measures=Measures(names=("R@1", "RR@10", "DeltaR@1", "DeltaMRR@10", "RightRank@10"), main="R@1",
+                      paper_names={"RR@10": "MRR@10", "DeltaR@1": "ΔR@1", "DeltaMRR@10": "ΔMRR@10",
+                                   "RightRank@10": "Right Rank@10"}),
+    data=Data(url="https://github.com/zwh-sdu/ExcluIR", license=""),  # the repository states none
     # full-corpus retrieval; the paper's measures look at the top 10 at most (R@1, MRR@10, Right Rank@10)
-    protocol="retrieval",
-    depth=100,
-    protocol_datasets=(f"{NAME}/test",),
-    license="",  # the repository states none
-    reported_decimals=4,  # the paper prints percentages with two decimals
+    protocol=Protocol(kind="retrieval", depth=100, datasets=(f"{NAME}/test",)),
 ))
 
 
@@ -132,56 +127,21 @@ _TEST_RELEASE = pinned_download(NAME, "test_manual_final.json", source=GoogleDri
 _TEST = ReleaseOrDerived(_TEST_RELEASE, DERIVED_TEST)
 
 
-class ExcluIRDocs(StoredDocs):
-    def __init__(self, streamer):
-        super().__init__(ExcluIRDoc, store=NAME, namespace=NAME, count_hint=90406)
-        self._streamer = streamer
-
-    @ir_datasets.util.use_docstore
-    def docs_iter(self):
-        return iter_corpus(self._streamer)
-
-
-class ExcluIRQueries(BaseQueries):
-    def __init__(self, streamer):
-        super().__init__()
-        self._streamer = streamer
-
-    def queries_iter(self):
-        return iter_excluir_queries(self._streamer)
-
-    def queries_cls(self):
-        return ExcluIRQuery
-
-    def queries_namespace(self):
-        return NAME
-
-    def queries_lang(self):
-        return "en"
-
-
-class ExcluIRQrels(BaseQrels):
-    def __init__(self, streamer):
-        self._streamer = streamer
-
-    def qrels_iter(self):
-        for query in iter_excluir_queries(self._streamer):
-            yield TrecQrel(query.query_id, query.positive_doc_id, 1, "0")
-            yield TrecQrel(query.query_id, query.negative_doc_id, -1, "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return QREL_DEFS
+def iter_qrels(streamer):
+    """The positive and the excluded document of each query, 1 and -1."""
+    for query in iter_excluir_queries(streamer):
+        yield TrecQrel(query.query_id, query.positive_doc_id, 1, "0")
+        yield TrecQrel(query.query_id, query.negative_doc_id, -1, "0")
 
 
 def _init():
     documentation = Documentation(f"docs/{NAME}.yaml")
-    docs = ExcluIRDocs(_CORPUS)
+    docs = StoredDocs(ExcluIRDoc, store=NAME, namespace=NAME, count_hint=90406, read=lambda: iter_corpus(_CORPUS),
+                      streamer=_CORPUS)
     base = Dataset(docs, documentation("_"))
     register(NAME, base)
-    test = Dataset(docs, ExcluIRQueries(_TEST), ExcluIRQrels(_TEST), DataOrigins(_TEST),
+    test = Dataset(docs, StreamedQueries(lambda: iter_excluir_queries(_TEST), ExcluIRQuery, NAME),
+                   StreamedQrels(lambda: iter_qrels(_TEST), QREL_DEFS), DataOrigins(_TEST),
                    OriginDocumentation(documentation("test"), DERIVED_TEST))
     register(f"{NAME}/test", test)
     return base, {"test": test}

