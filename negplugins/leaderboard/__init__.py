@@ -1,9 +1,4 @@
-"""Leaderboards built from contributed runs (``runs/<dataset id>/<name>.trec[.gz]`` + ``<name>.meta.json``).
-
-``negplugins leaderboard build`` validates and evaluates every run and writes Markdown, JSON and HTML
-leaderboards to ``leaderboards/``; ``negplugins leaderboard check`` (run in CI) fails when the
-committed output is stale or a contribution is invalid. See :mod:`negplugins.leaderboard.build`.
-"""
+"""Leaderboards built from the contributed runs in ``runs/`` (docs/leaderboards.md)."""
 
 from .build import ContributionError, build, check, collect, discover
 

@@ -1,16 +1,15 @@
-"""What a leaderboard page says, in Markdown and in HTML alike: the facts both formats write out.
+"""What a leaderboard says, whatever the format: its typed record and the facts its pages write out.
 
-A leaderboard's record (built by :mod:`negplugins.leaderboard.build`) holds the runs' numbers; this module
-decides which run is best on a measure, which differs from the baseline, how the paper's numbers group under
-their sources, what each run's provenance lines are, and the sentences both formats share. It also builds the
-records of the index (:func:`index_record`) and of the reproduction page (:func:`reproduction_record`).
-:mod:`~negplugins.leaderboard.markdown_pages` and :mod:`~negplugins.leaderboard.html_pages` write them out.
+A :class:`Leaderboard` (built by :mod:`negplugins.leaderboard.build`) holds the runs' numbers; this module decides
+which run is best on a measure, which differs from the baseline, how the paper's numbers group under their
+sources, and what each run's provenance lines are (docs/leaderboards.md).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field, fields
 
 from ir_datasets_ext.derived import DERIVED
 from ir_datasets_ext.spec import benchmarks
@@ -21,32 +20,99 @@ from ..measures import per_pair
 from ..measures.ranking import STOCK, TIE_HANDLING
 from ..rendering.text import best_marks
 
-__all__ = ["best_runs", "index_record", "reproduction_record"]
+__all__ = ["Leaderboard", "RunEntry", "best_runs", "index_record", "reproduction_record"]
+
+_OMITTED_WHEN_NONE = {"data_origin", "links", "runs_folder", "built_with"}
+
+
+def _json(item) -> dict:
+    return {f.name: getattr(item, f.name) for f in fields(item)
+            if not (f.name in _OMITTED_WHEN_NONE and getattr(item, f.name) is None)}
+
+
+@dataclass
+class RunEntry:
+    """One run on a leaderboard: what its sidecar says (shown escaped, never trusted) and its scores."""
+    name: str
+    path: str = ""
+    sidecar: str = ""
+    system: str = ""
+    runner: str = ""
+    tag: str = ""
+    model: str | None = None
+    language: str | None = None
+    date: str = ""
+    command: str = ""
+    parameters: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
+    commit: str | None = None
+    first_stage: dict | None = None
+    index: str | None = None
+    model_sha256: str | None = None
+    run_sha256: str | None = None
+    reproduces: str | None = None
+    authors_pipeline: bool = False
+    queries_without_results: int = 0
+    overall: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)
+    subsets: dict = field(default_factory=dict)
+    negation: dict | None = None
+    doc_field: dict | None = None
+    vs_baseline: dict | None = None
+    data_origin: list | None = None
+    links: dict | None = None
+
+
+@dataclass
+class Leaderboard:
+    """One dataset's leaderboard: its runs, sorted by the primary measure, and the paper's numbers on it."""
+    dataset: str
+    family: str = ""
+    slug: str = ""
+    measures: list = field(default_factory=list)
+    primary: str = ""
+    lower_is_better: list = field(default_factory=list)
+    queries: int | None = None
+    breakdown_field: str | None = None
+    subsets: dict = field(default_factory=dict)
+    baseline: str | None = None
+    significance: str = ""
+    ties: str | None = None
+    notes: list = field(default_factory=list)
+    negation_split: dict | None = None
+    doc_field: dict | None = None
+    runs: list[RunEntry] = field(default_factory=list)
+    data_origin: list | None = None
+    paper: dict | None = None
+    data_url: str = ""
+    reported: list = field(default_factory=list)
+    reproductions: list = field(default_factory=list)
+    runs_folder: str | None = None
+    built_with: dict | None = None
+
+    def to_json(self) -> dict:
+        return {**_json(self), "runs": [_json(run) for run in self.runs]}
+
 
 REPORTED_LABEL = "reported in the paper"
 
 
 def best_runs(record, measure) -> set[str]:
-    """The runs whose overall ``measure`` is marked best (:func:`negplugins.rendering.text.best_marks`).
-
-    The smallest value for a lower-is-better measure, else the largest, compared as shown (4 decimals): runs
-    tied for best are all marked, and a column where every run shows the same value (or a single run) has
-    no best. Markdown (bold), HTML (``td.best``) and ``negplugins evaluate -f latex`` (bold) follow this rule.
-    """
-    values = [run["overall"].get(measure) for run in record["runs"]]
-    flags = best_marks(values, measure in record["lower_is_better"])
-    return {run["name"] for run, flag in zip(record["runs"], flags) if flag}
+    """The runs marked best on ``measure``: the rule of :func:`negplugins.rendering.text.best_marks`."""
+    values = [run.overall.get(measure) for run in record.runs]
+    flags = best_marks(values, measure in record.lower_is_better)
+    return {run.name for run, flag in zip(record.runs, flags) if flag}
 
 
 def differs_from_baseline(run, measure) -> bool:
     """The run differs from the baseline on ``measure`` (randomization test, Holm, p < :data:`ALPHA`): its † mark."""
-    test = (run.get("vs_baseline") or {}).get(measure)
+    test = (run.vs_baseline or {}).get(measure)
     return bool(test and test["p_randomization_holm"] is not None and test["p_randomization_holm"] < ALPHA)
 
 
 def measure_label(record, measure) -> str:
     """``measure`` as a column header: `` ↓`` after a lower-is-better measure."""
-    return measure + (" ↓" if measure in record["lower_is_better"] else "")
+    return measure + (" ↓" if measure in record.lower_is_better else "")
 
 
 # -- the paper's numbers ----------------------------------------------------------------------------
@@ -55,7 +121,7 @@ def measure_label(record, measure) -> str:
 def reported_by_system(record, subset=None) -> dict:
     """``{system: {measure: reported entry}}`` of the record's dataset (one subset, or the whole dataset)."""
     systems: dict[str, dict] = {}
-    for r in record.get("reported", ()):
+    for r in record.reported:
         if r["subset"] == subset:
             systems.setdefault(r["system"], {})[r["measure"]] = r
     return systems
@@ -63,8 +129,8 @@ def reported_by_system(record, subset=None) -> dict:
 
 def paper_only_measures(record, subset_level=False) -> list[str]:
     """Measures of the paper's numbers that the runs' table lacks (whole dataset, or any subset)."""
-    measures = record["measures"]
-    found = [r["measure"] for r in record.get("reported", ()) if (r["subset"] is not None) == subset_level]
+    measures = record.measures
+    found = [r["measure"] for r in record.reported if (r["subset"] is not None) == subset_level]
     return [m for m in dict.fromkeys(found) if m not in measures]
 
 
@@ -77,8 +143,8 @@ _COLUMN = re.compile(r"^(?P<where>.*), column (?P<column>[^,]+)$")
 
 
 def grouped_sources(entries) -> list[str]:
-    """The sources of one system's per-subset numbers, each note said once: ``Table 3, row BM25, columns 1p, 2p,
-    ..., pni (note)`` where the numbers of one table row share a note (each column used to repeat it)."""
+    """The sources of one system's per-subset numbers, one per table row and note: ``Table 3, row BM25, columns 1p,
+    2p, ..., pni (note)``."""
     groups: dict[tuple, list[str]] = {}
     for entry in entries:
         match = _COLUMN.match(entry.get("source") or "")
@@ -95,25 +161,25 @@ def grouped_sources(entries) -> list[str]:
 
 def paper_ref(record) -> str:
     """The paper as the pages name it (its reference, else "the paper")."""
-    paper = record.get("paper") or {}
+    paper = record.paper or {}
     return paper.get("reference") or "the paper"
 
 
 def subset_header(record, subset) -> str:
     """A subset's column header: its name and its number of queries."""
-    count = record["subsets"].get(subset)
+    count = record.subsets.get(subset)
     return f"{subset} ({count})" if count is not None else str(subset)
 
 
 def ties_sentence(record) -> str:
     """How the page's numbers order tied documents (the evaluation's ``ties``, docs/measures.md)."""
-    ties = record.get("ties") or STOCK
+    ties = record.ties or STOCK
     return f"Ties: {ties}, {TIE_HANDLING[ties]} (docs/measures.md)."
 
 
 def label_with_paper(record, measure) -> str:
     """A measure's header with the paper's name for it, where that differs (``RR@10 (paper: MRR@10)``)."""
-    reported = [r for r in record.get("reported", ()) if r["measure"] == measure]
+    reported = [r for r in record.reported if r["measure"] == measure]
     paper_name = reported[0]["paper_measure"] if reported else measure
     label = measure_label(record, measure)
     return label if paper_name == measure else f"{label} (paper: {paper_name})"
@@ -121,7 +187,7 @@ def label_with_paper(record, measure) -> str:
 
 def built_with(record) -> str:
     """The closing sentence of a page: which version of the suite built it, from what."""
-    version = (record.get("built_with") or {}).get("negplugins", "")
+    version = (record.built_with or {}).get("negplugins", "")
     return (f"Built with negplugins {version} by negplugins leaderboard build from the runs and their sidecars (the "
             "same bytes on every rebuild from the same runs); each run's provenance names the suite version and, "
             "when its sidecar records one, the git commit it was made with.")
@@ -130,41 +196,34 @@ def built_with(record) -> str:
 def provenance(run) -> list[tuple[str, str]]:
     """``(label, text)`` lines of what made a run: parameters, first stage, index, versions, date."""
     items = []
-    parameters = run.get("parameters") or {}
+    parameters = run.parameters or {}
     if parameters:
-        items.append(("parameters", ", ".join(f"{k}={_compact(v)}" for k, v in sorted(parameters.items()))))
-    first = run.get("first_stage")
+        compact = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False)
+                   for k, v in parameters.items()}
+        items.append(("parameters", ", ".join(f"{k}={v}" for k, v in sorted(compact.items()))))
+    first = run.first_stage
     if first and first.get("run"):
         items.append(("first stage", first["run"]))
-    if run.get("index"):
-        items.append(("index", run["index"]))
-    if run.get("model_sha256"):
-        items.append(("model weights SHA-256", run["model_sha256"]))
-    if run.get("data_origin"):
-        items.append(("data", "; ".join(run["data_origin"])))
-    versions = dict(run.get("versions") or {})
+    if run.index:
+        items.append(("index", run.index))
+    if run.model_sha256:
+        items.append(("model weights SHA-256", run.model_sha256))
+    if run.data_origin:
+        items.append(("data", "; ".join(run.data_origin)))
+    versions = dict(run.versions or {})
     versions.pop(COMMIT_KEY, None)
     suite = versions.pop("negplugins", None)
-    made = f"negplugins {suite or 'unknown'}" + (f" (commit {run['commit']})" if run.get("commit")
+    made = f"negplugins {suite or 'unknown'}" + (f" (commit {run.commit})" if run.commit
                                                   else " (no git commit recorded)")
     items.append(("made with", ", ".join([made, *(f"{k} {v}" for k, v in sorted(versions.items()))])))
-    if run.get("date"):
-        items.append(("date", run["date"]))
+    if run.date:
+        items.append(("date", run.date))
     return items
-
-
-def _compact(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def tested_runs(record) -> list[tuple[dict, dict]]:
-    """``(run, {measure: {"wins", "losses", "ties", "n"}})`` of each run tested against the baseline."""
-    return [(run, run["vs_baseline"]) for run in record["runs"] if run.get("vs_baseline")]
 
 
 def pair_units_sentence(record) -> str:
     """`` PairedAcc counts each NevIR pair once.`` for the measures tested per pair; empty without one."""
-    paired = [m for m in record["measures"] if per_pair(m)]
+    paired = [m for m in record.measures if per_pair(m)]
     return f" {', '.join(paired)} counts each NevIR pair once (its two queries share one value)." if paired else ""
 
 
@@ -175,15 +234,15 @@ def wins_losses_text(test) -> str:
 
 def subset_measures(record) -> list[str]:
     """The measures of the per-subset tables: the runs', then those only the paper reports per subset."""
-    measures = list(record["measures"]) if record["runs"] else []
-    return measures + [m for m in dict.fromkeys(r["measure"] for r in record.get("reported", ()) if r["subset"])
+    measures = list(record.measures) if record.runs else []
+    return measures + [m for m in dict.fromkeys(r["measure"] for r in record.reported if r["subset"])
                        if m not in measures]
 
 
 def reported_per_subset(record, measure) -> dict:
     """``{system: {subset: entry}}`` of the paper's per-subset numbers for ``measure``."""
     systems: dict[str, dict] = {}
-    for r in record.get("reported", ()):
+    for r in record.reported:
         if r["subset"] is not None and r["measure"] == measure:
             systems.setdefault(r["system"], {})[r["subset"]] = r
     return systems
@@ -191,19 +250,19 @@ def reported_per_subset(record, measure) -> dict:
 
 def doc_field_intro(record) -> str:
     """The sentence above the top-k-by-document-field table."""
-    info = record["doc_field"]
+    info = record.doc_field
     counts = ", ".join(f"{v} {n}" for v, n in info["documents"].items())
     text = (f"Share of each run's top {info['k']} from each value of the documents' {info['field']} "
             f"(mean over the judged queries; the corpus: {counts}).")
     if info["without"]:
-        text += (f" \"{record['primary']} without V\": scored again with the documents of {info['field']} V removed "
+        text += (f" \"{record.primary} without V\": scored again with the documents of {info['field']} V removed "
                  "from the runs (those below move up) and the qrels.")
     return text
 
 
 def negation_intro(record) -> str:
     """The sentence above the negation split: which queries are the negation queries, how many."""
-    split = record["negation_split"]
+    split = record.negation_split
     return (f"The negation queries: query field {split['field']} is {' or '.join(split['negation_values'])} "
             f"({split['queries'].get('negation', 0)} queries); the others: {split['queries'].get('no negation', 0)}.")
 
@@ -218,7 +277,7 @@ def on_copy(entry) -> str:
 
 def benchmark_description(spec) -> str:
     """What a benchmark tests and its paper's measures, as the index lists them (from its spec)."""
-    return f"{spec.summary} ({', '.join(spec.paper_name(m) for m in spec.measures)})"
+    return f"{spec.summary} ({', '.join(spec.paper_name(m) for m in spec.measures.names)})"
 
 
 def index_record(records) -> dict:
@@ -228,13 +287,13 @@ def index_record(records) -> dict:
         prefix, title, description = spec.name, spec.title, benchmark_description(spec)
         boards = []
         for record in records:
-            if record["family"] != prefix:
+            if record.family != prefix:
                 continue
-            top = record["runs"][0] if record["runs"] else None
-            boards.append({"dataset": record["dataset"], "slug": record["slug"], "runs": len(record["runs"]),
-                           "primary": record["primary"], "reported": len(record.get("reported", ())),
-                           "top": None if top is None else {"name": top["name"], "system": top["system"],
-                                                            "value": top["overall"][record["primary"]]}})
+            top = record.runs[0] if record.runs else None
+            boards.append({"dataset": record.dataset, "slug": record.slug, "runs": len(record.runs),
+                           "primary": record.primary, "reported": len(record.reported),
+                           "top": None if top is None else {"name": top.name, "system": top.system,
+                                                            "value": top.overall[record.primary]}})
         families.append({"family": prefix, "title": title, "description": description, "leaderboards": boards})
     return {"benchmarks": families, "reproduction": "reproduction.html"}
 
@@ -243,48 +302,44 @@ def index_record(records) -> dict:
 
 
 def reproduction_record(records) -> dict:
-    """Per benchmark: each number of its paper, the suite's runs that reproduce it, the authors' pipeline.
-
-    ``rows`` holds one entry per reported number (whole dataset first, then subsets of reproduced
-    systems): ``suite`` and ``authors`` list the runs (``run``, ``value``, ``gap`` = run minus paper)
-    whose sidecar names the system, without and with ``authors_pipeline``. ``notes`` are the spec's
-    ``reproduction_notes`` (why the numbers differ); ``other_runs`` the runs reproducing no system.
+    """Per benchmark: each number of its paper beside the runs that reproduce the system, without and with
+    ``authors_pipeline`` (gap = run minus paper), the spec's notes on why they differ, and the other runs.
     """
     families = []
     for spec in benchmarks():
-        own = [record for record in records if record["family"] == spec.name]
-        paper = own[0]["paper"] if own else None
+        own = [record for record in records if record.family == spec.name]
+        paper = own[0].paper if own else None
         rows, reproduced = [], set()
         for record in own:
-            for run in record["runs"]:
-                if run.get("reproduces"):
-                    reproduced.add((record["dataset"], run["reproduces"]))
+            for run in record.runs:
+                if run.reproduces:
+                    reproduced.add((record.dataset, run.reproduces))
         for record in own:
-            reported = record.get("reported", ())
+            reported = record.reported
             for r in [*(r for r in reported if r["subset"] is None), *(r for r in reported if r["subset"] is not None)]:
-                if r["subset"] is not None and (record["dataset"], r["system"]) not in reproduced:
+                if r["subset"] is not None and (record.dataset, r["system"]) not in reproduced:
                     continue
-                row = {"dataset": record["dataset"], "slug": record["slug"], "system": r["system"],
+                row = {"dataset": record.dataset, "slug": record.slug, "system": r["system"],
                        "measure": r["measure"], "paper_measure": r["paper_measure"], "subset": r["subset"],
                        "paper": r["value"], "paper_printed": r["printed"], "source": r["source"], "note": r["note"], "suite": [], "authors": []}
-                for run in record["runs"]:
-                    if run.get("reproduces") != r["system"]:
+                for run in record.runs:
+                    if run.reproduces != r["system"]:
                         continue
-                    values = run["overall"] if r["subset"] is None else run["subsets"].get(r["subset"], {})
+                    values = run.overall if r["subset"] is None else run.subsets.get(r["subset"], {})
                     value = values.get(r["measure"])
                     gap = None if value is None or r["value"] is None else round(value - r["value"], 6) + 0.0
-                    row["authors" if run.get("authors_pipeline") else "suite"].append(
-                        {"run": run["name"], "system": run["system"], "value": value, "gap": gap,
-                         **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
+                    row["authors" if run.authors_pipeline else "suite"].append(
+                        {"run": run.name, "system": run.system, "value": value, "gap": gap,
+                         **({"data_origin": run.data_origin} if run.data_origin else {})})
                 rows.append(row)
-        other = [{"dataset": record["dataset"], "slug": record["slug"], "run": run["name"], "system": run["system"],
-                  "measure": record["primary"], "value": run["overall"].get(record["primary"])}
-                 for record in own for run in record["runs"] if not run.get("reproduces")]
+        other = [{"dataset": record.dataset, "slug": record.slug, "run": run.name, "system": run.system,
+                  "measure": record.primary, "value": run.overall.get(record.primary)}
+                 for record in own for run in record.runs if not run.reproduces]
         data = [line for row in rows for entry in (*row["suite"], *row["authors"]) for line in entry.get("data_origin", ())]
         families.append({"family": spec.name, "title": spec.title,
-                         "paper": (paper or {}).get("reference", spec.paper), "paper_url": (paper or {}).get("url", ""),
+                         "paper": (paper or {}).get("reference", spec.paper.reference), "paper_url": (paper or {}).get("url", ""),
                          "rows": rows, **({"data_origin": list(dict.fromkeys(data))} if data else {}),
-                         "notes": {k: spec.reproduction_notes[k] for k in sorted(spec.reproduction_notes)},
+                         "notes": {k: spec.paper.reproduction_notes[k] for k in sorted(spec.paper.reproduction_notes)},
                          "other_runs": other})
     return {"benchmarks": families,
             "explanation": "Each number a benchmark's paper reports (as its spec records it, with its place in the "

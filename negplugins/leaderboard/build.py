@@ -1,39 +1,6 @@
-"""Collect contributed runs, validate and evaluate them, and publish leaderboards.
+"""Collect the contributed runs, validate and evaluate them, and publish the leaderboards (docs/leaderboards.md).
 
-Layout (see ``runs/README.md``): ``<runs>/<dataset id>/<name>.trec`` (or ``.trec.gz``) with the sidecar
-``<name>.meta.json``; a dataset id with slashes is a nested folder (``runs/comlq/negation/x.trec`` is a
-run for ``comlq/negation``). Output in ``<output>/``: ``<slug>.md``, ``<slug>.json`` and ``<slug>.html``
-per dataset (slug: ``comlq/negation`` -> ``comlq-negation``), plus ``README.md``, ``index.json`` and
-``index.html`` across the benchmarks, and ``reproduction.{html,md,json}``. The output depends only on
-the runs, their sidecars, the data and the benchmarks' specs: no clock time, sorted everywhere, floats
-rounded to 6 decimals in JSON.
-
-**Pages.** A dataset gets a page when it has a contributed run or its paper reports a number on it (the
-spec's ``reported``); a benchmark with neither gets one page, for the first ``.../test`` dataset id its
-spec lists, else the first. Every page shows the paper's numbers for its dataset as "reported in the
-paper" rows: never ranked, never tested against the runs. A run whose sidecar says ``"reproduces":
-"<system>"`` (a system the paper reports on the run's dataset) is shown beside that system's numbers,
-with the gap (run minus paper); ``"authors_pipeline": true`` says the run follows the authors' own code
-(the reproduction page shows it in its own column).
-
-**Provenance.** Each run keeps its sidecar's parameters, versions, first stage, index and model weights hash in
-the leaderboard JSON, the derived copy of the data it was made on (``data_origin``, one line per copy, where its
-sidecar records one; the record's own ``data_origin`` and first note name the copy this build evaluated on),
-the suite's git commit it was made with (``versions["negplugins-commit"]``, when recorded),
-and ``links`` to its file, sidecar and first stage relative to the pages (``../runs/...``). Paths a sidecar holds
-absolute are shown without the machine's folders (:func:`portable_text`). Each record names the suite version
-that built it (``built_with``); nothing depends on the checkout the build runs in, so the same runs rebuild to the
-same bytes. Against the baseline, each run's ``vs_baseline`` also counts the queries it wins, loses and ties
-(:func:`negplugins.evaluation.significance.wins_losses_ties`; for PairedAcc the NevIR pairs, each once).
-
-**Diagnostics.** Where the spec names a categorical ``doc_field`` (ComLQ ``origin``), each run's share
-of its top :data:`DOC_FIELD_K` per value, and its measures with the documents of each
-``doc_field_without`` value removed (:mod:`negplugins.evaluation.diagnostics`); where it has a
-``negation_split``, the measures over the negation queries and over the others.
-
-Contributions are untrusted: names must be plain (``[A-Za-z0-9][A-Za-z0-9._+-]*``), nothing may
-resolve outside the runs folder (symlinks included), sidecars are at most 1 MB and runs at most
-:data:`negplugins.evaluation.validation.MAX_BYTES` (compressed and uncompressed), and every text shown is escaped.
+The output depends only on the runs, their sidecars, the data and the specs: the same runs give the same bytes.
 """
 
 from __future__ import annotations
@@ -44,6 +11,7 @@ import math
 import os
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from ir_datasets_ext.spec import main_measure
@@ -53,6 +21,7 @@ from ..errors import UserError
 from ..io.files import write_marker
 from ..io.sidecars import COMMIT_KEY, metadata_path
 from ..options import tqdm_disable
+from .board import Leaderboard, RunEntry
 from .contributions import Contribution, ContributionError, discover, reproduces_problems, safe_relative
 
 __all__ = ["ContributionError", "Contribution", "discover", "build", "check", "safe_relative", "collect",
@@ -70,27 +39,23 @@ def _round(value, digits=6):
     return round(value, digits) + 0.0  # +0.0: no "-0.0"
 
 
-def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=None) -> dict:
-    """Validate and evaluate the runs of one dataset; returns the leaderboard record.
-
-    ``bar`` (a tqdm bar, optional) moves by one for each run validated, scored and diagnosed.
-    """
+def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=None) -> Leaderboard:
+    """Validate and evaluate the runs of one dataset (``bar`` moves one step per run and stage)."""
     bar = bar if bar is not None else _NoBar()
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError
 
-    from ..evaluation.scoring import compare_loaded, load_judged, lower_is_better, resolve_measures
+    from ..evaluation.scoring import Evaluator
     from ..evaluation.significance import wins_losses_ties
-    from ..evaluation.validation import validate_run
-    from ..measures import per_pair
+    from ..measures import lower_is_better, per_pair
 
     try:
-        dataset, qrels = load_judged(dataset_id)
+        evaluator = Evaluator.load(dataset_id)
         reports = []
         loaded = []
         for c in contributions:
             bar.set_description(f"{dataset_id}: validating {c.name}")
-            report, run = validate_run(dataset_id, c.path, dataset=dataset, return_run=True)
+            report, run = evaluator.validated(c.path)
             bar.update(1)
             report.run = c.relative
             reports.append(report)
@@ -107,15 +72,14 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
     if invalid:
         raise ContributionError("invalid run(s):\n" + "\n".join(
             "  " + line for r in invalid for line in [r.summary(), *("  " + p for p in r.problem_lines(10))]))
-    parsed, notes = resolve_measures(dataset_id, qrels)
     names = [c.name for c in contributions]
     baseline = names.index("bm25") if "bm25" in names else 0
     bar.set_description(f"{dataset_id}: scoring {len(loaded)} run(s)")
-    comparison = compare_loaded(dataset_id, dataset, qrels, loaded, parsed, notes, baseline, per_query=True)
+    comparison = evaluator.compare(loaded, baseline, per_query=True)
     bar.update(len(loaded))
     measures = comparison.measures
     primary = main_measure(dataset_id, measures)
-    doc_field, diagnostics = _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar)
+    doc_field, diagnostics = _doc_field_diagnostics(evaluator, loaded, bar)
     base_per_query = comparison.evaluations[baseline].per_query
     runs = []
     for i, (c, ev, test, report) in enumerate(zip(contributions, comparison.evaluations, comparison.tests, reports)):
@@ -124,101 +88,98 @@ def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=No
         per_query = {m: wins_losses_ties(base_per_query.get(m, {}), ev.per_query.get(m, {}), lower_is_better(m),
                                          comparison.evaluations[baseline].units.get(m))
                      for m in measures} if test is not None else None
-        runs.append({
-            "name": c.name,
-            "path": c.relative,
-            "sidecar": c.relative[: -len(c.path.name)] + metadata_path(c.path).name,
-            "system": _text(meta.get("system")),
-            "runner": _text(meta.get("runner")),
-            "tag": _text(meta.get("tag")),
-            "model": _text(portable_text(model.get("id"))) if model else None,  # an id may be a folder
-            "language": _text(meta.get("language")) if meta.get("language") is not None else None,
-            "date": _text(meta.get("created"))[:10],
-            "command": _text(portable_text(meta.get("command"))),
-            "parameters": portable_text(meta.get("parameters")) or {},
-            "versions": portable_text(meta.get("versions")) or {},
-            "commit": _text(meta["versions"].get(COMMIT_KEY)) or None if isinstance(meta.get("versions"), dict)
+        runs.append(RunEntry(
+            name=c.name,
+            path=c.relative,
+            sidecar=c.relative[: -len(c.path.name)] + metadata_path(c.path).name,
+            system=_text(meta.get("system")),
+            runner=_text(meta.get("runner")),
+            tag=_text(meta.get("tag")),
+            model=_text(portable_text(model.get("id"))) if model else None,  # an id may be a folder
+            language=_text(meta.get("language")) if meta.get("language") is not None else None,
+            date=_text(meta.get("created"))[:10],
+            command=_text(portable_text(meta.get("command"))),
+            parameters=portable_text(meta.get("parameters")) or {},
+            versions=portable_text(meta.get("versions")) or {},
+            commit=_text(meta["versions"].get(COMMIT_KEY)) or None if isinstance(meta.get("versions"), dict)
             else None,
-            "first_stage": _first_stage(meta.get("first_stage")),
-            "index": _text(portable_text(meta["index"].get("path"))) or None if isinstance(meta.get("index"), dict)
+            first_stage=_first_stage(meta.get("first_stage")),
+            index=_text(portable_text(meta["index"].get("path"))) or None if isinstance(meta.get("index"), dict)
             else None,
-            "model_sha256": _text(model.get("sha256")) or None if model else None,
-            "run_sha256": _text(meta.get("run_sha256")) if meta.get("run_sha256") else None,
-            "reproduces": _text(meta["reproduces"]) if isinstance(meta.get("reproduces"), str) else None,
-            "authors_pipeline": meta.get("authors_pipeline") is True,
-            **({"data_origin": _origin_lines(meta["data_origin"])} if meta.get("data_origin") else {}),
-            "queries_without_results": len(report.missing_queries),
-            "overall": {m: _round(ev.overall.get(m)) for m in measures},
-            "counts": {m: ev.counts.get(m, 0) for m in measures},
-            "subsets": {s: {m: _round(v.get(m)) for m in measures} for s, v in ev.subsets.items()},
-            "negation": {g: {m: _round(v.get(m)) for m in measures} for g, v in ev.negation.items()} or None,
-            "doc_field": diagnostics[i] if diagnostics else None,
-            "vs_baseline": None if test is None else {
+            model_sha256=_text(model.get("sha256")) or None if model else None,
+            run_sha256=_text(meta.get("run_sha256")) if meta.get("run_sha256") else None,
+            reproduces=_text(meta["reproduces"]) if isinstance(meta.get("reproduces"), str) else None,
+            authors_pipeline=meta.get("authors_pipeline") is True,
+            data_origin=_origin_lines(meta["data_origin"]) if meta.get("data_origin") else None,
+            queries_without_results=len(report.missing_queries),
+            overall={m: _round(ev.overall.get(m)) for m in measures},
+            counts={m: ev.counts.get(m, 0) for m in measures},
+            subsets={s: {m: _round(v.get(m)) for m in measures} for s, v in ev.subsets.items()},
+            negation={g: {m: _round(v.get(m)) for m in measures} for g, v in ev.negation.items()} or None,
+            doc_field=diagnostics[i] if diagnostics else None,
+            vs_baseline=None if test is None else {
                 m: {"n": t["n"], "mean_diff": _round(t["mean_diff"]), "ci95": [_round(x) for x in t["ci95"]],
                     "p_t_holm": _round(t["p_t_holm"]), "p_randomization_holm": _round(t["p_randomization_holm"]),
                     "wins": per_query[m]["wins"], "losses": per_query[m]["losses"], "ties": per_query[m]["ties"]}
                 for m, t in test.items()},
-        })
+        ))
 
     def sort_key(run):
-        value = run["overall"][primary]
+        value = run.overall[primary]
         if value is None:
-            return (1, 0.0, run["name"])
-        return (0, value if lower_is_better(primary) else -value, run["name"])
+            return (1, 0.0, run.name)
+        return (0, value if lower_is_better(primary) else -value, run.name)
 
     runs.sort(key=sort_key)
     base = comparison.evaluations[baseline]
     spec = datasets.benchmark_of(dataset_id)
-    origin = {"data_origin": comparison.data_origin} if comparison.data_origin else {}
-    return {
-        "dataset": dataset_id,
-        **origin,
-        "family": spec.name if spec is not None else dataset_id.split("/")[0],
-        "slug": datasets.slug(dataset_id),
-        "measures": measures,
-        "primary": primary,
-        "lower_is_better": [m for m in measures if lower_is_better(m)],
-        "queries": base.queries,
-        "breakdown_field": base.breakdown_field,
-        "subsets": {s: v["queries"] for s, v in base.subsets.items()},
-        "baseline": names[baseline],
-        "significance": "paired randomization test (10000 sign flips or exact, fixed seed) and paired t-test "
-                        "against the baseline on queries with a value in both runs, Holm-corrected across runs "
-                        "per measure; 95% CI: t-based, of the mean per-query difference"
-                        + "".join(f"; {m}: per NevIR pair, each pair once" for m in measures if per_pair(m)),
-        "ties": comparison.ties,
-        "notes": list(comparison.notes),
-        "negation_split": None if not base.negation else {
-            "field": base.negation_field, "negation_values": [str(v) for v in spec.negation_split[1]],
+    return Leaderboard(
+        dataset=dataset_id,
+        data_origin=comparison.data_origin or None,
+        family=spec.name if spec is not None else dataset_id.split("/")[0],
+        slug=datasets.slug(dataset_id),
+        measures=measures,
+        primary=primary,
+        lower_is_better=[m for m in measures if lower_is_better(m)],
+        queries=base.queries,
+        breakdown_field=base.breakdown_field,
+        subsets={s: v["queries"] for s, v in base.subsets.items()},
+        baseline=names[baseline],
+        significance="paired randomization test (10000 sign flips or exact, fixed seed) and paired t-test "
+                     "against the baseline on queries with a value in both runs, Holm-corrected across runs "
+                     "per measure; 95% CI: t-based, of the mean per-query difference"
+                     + "".join(f"; {m}: per NevIR pair, each pair once" for m in measures if per_pair(m)),
+        ties=comparison.ties,
+        notes=list(comparison.notes),
+        negation_split=None if not base.negation else {
+            "field": base.negation_field, "negation_values": [str(v) for v in spec.breakdown.negation_split[1]],
             "queries": {g: v["queries"] for g, v in base.negation.items()}},
-        "doc_field": doc_field,
-        "runs": runs,
-    }
+        doc_field=doc_field,
+        runs=runs,
+    )
 
 
-def _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar):
+def _doc_field_diagnostics(evaluator, loaded, bar):
     """``(record part, [per-run part])`` of the spec's ``doc_field``, or ``(None, None)`` without one."""
     from ..evaluation.diagnostics import doc_field_values, doc_fields, share_breakdown, without_docs
-    from ..evaluation.scoring import score_run
 
+    dataset_id, dataset, qrels = evaluator.dataset_id, evaluator.dataset, evaluator.qrels
     spec = datasets.benchmark_of(dataset_id)
-    name = spec.doc_field if spec is not None else None
+    name = spec.breakdown.doc_field if spec is not None else None
     if name is None or name not in doc_fields(dataset):
         bar.update(len(loaded))
         return None, None
     values = doc_field_values(dataset, [name], dataset_id)[name]
     present = sorted(set(values.values()))
-    removed = [v for v in spec.doc_field_without if v in present]
-    groups = datasets.query_groups(dataset)
-    subsets = datasets.ordered_subsets(dataset, (groups[q] for q in qrels if q in groups))
+    removed = [v for v in spec.breakdown.doc_field_without if v in present]
     per_run = []
     for run_name, _, run in loaded:
         bar.set_description(f"{dataset_id}: {name} diagnostics of {run_name}")
-        shares = share_breakdown(run, values, DOC_FIELD_K, qrels, groups, subsets, values=present)
+        shares = share_breakdown(run, values, DOC_FIELD_K, qrels, evaluator.groups, evaluator.subsets, values=present)
         without = {}
         for value in removed:
             kept_run, kept_qrels, _, _ = without_docs(run, qrels, values, value)
-            ev = score_run(dataset_id, dataset, kept_qrels, kept_run, value, parsed)
+            ev = evaluator.on_qrels(kept_qrels).score(kept_run, value, value)
             without[value] = {"overall": {m: _round(ev.overall.get(m)) for m in ev.measures},
                               "subsets": {s: {m: _round(v.get(m)) for m in ev.measures} for s, v in ev.subsets.items()}}
         per_run.append({"queries": shares.queries, "shares": {v: _round(x) for v, x in shares.overall.items()},
@@ -232,11 +193,7 @@ def _doc_field_diagnostics(dataset_id, dataset, qrels, loaded, parsed, bar):
 
 
 def _display_path(path: str) -> str:
-    """An absolute path of a sidecar as the leaderboards show it, without the folders of the machine it names.
-
-    Decided on the text alone (the same on every machine): from ``site-packages`` on as ``<site-packages>/...``;
-    from a project folder (``runs``, ``indexes``, ``work``, ``topics``) on as a relative path; else ``.../<name>``.
-    """
+    """An absolute path as the pages show it: from ``site-packages`` or a project folder on, else ``.../<name>``."""
     parts = PurePosixPath(path).parts[1:]
     if "site-packages" in parts:
         rest = parts[len(parts) - 1 - parts[::-1].index("site-packages") + 1:]
@@ -252,11 +209,7 @@ _ABSOLUTE = re.compile(r"(?<![^\s='\"])/(?!/)[^\s'\"]+")
 
 
 def portable_text(value):
-    """``value`` (sidecar metadata: text, list or object) with every absolute path shown as :func:`_display_path`.
-
-    Sidecars written by the suite hold portable paths already (:func:`negplugins.io.sidecars.portable_record`);
-    this covers older ones and hand-made sidecars, so no page or leaderboard JSON names a local folder.
-    """
+    """``value`` (sidecar metadata) with every absolute path shown as :func:`_display_path`."""
     if isinstance(value, dict):
         return {str(key): portable_text(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -301,12 +254,8 @@ class _NoBar:
         pass
 
 
-def collect(runs_root, progress: bool | None = False) -> list[dict]:
-    """Discover, validate and evaluate every contribution; one record per dataset, sorted by id.
-
-    ``progress`` shows a bar on standard error that moves as each run is validated, scored and diagnosed
-    (None: only when standard error is a terminal).
-    """
+def collect(runs_root, progress: bool | None = False) -> list[Leaderboard]:
+    """Discover, validate and evaluate every contribution: one :class:`Leaderboard` per dataset, sorted by id."""
     contributions, problems = discover(runs_root)
     if len(problems) == 1:
         raise ContributionError(f"invalid contribution: {problems[0]}")
@@ -331,7 +280,7 @@ def _paper_datasets(records) -> list[str]:
     """Datasets that get a page without a run: those the papers report on, and one per benchmark left without."""
     wanted = []
     for spec in datasets.benchmarks():
-        reported = [r.dataset for r in spec.reported]
+        reported = [r.dataset for r in spec.paper.reported]
         for dataset_id in dict.fromkeys(reported):
             try:
                 datasets.load(dataset_id)
@@ -348,7 +297,7 @@ def _paper_datasets(records) -> list[str]:
 
 def _measure_name(name: str) -> str:
     """A measure as the evaluation names it (``ir_measures``' canonical text); unparseable names as given."""
-    from ..evaluation.scoring import parse_measures
+    from ..measures.parsing import parse_measures
 
     try:
         return str(parse_measures([name])[0])
@@ -356,19 +305,14 @@ def _measure_name(name: str) -> str:
         return name
 
 
-def _paper_only_record(dataset_id: str) -> dict:
+def _paper_only_record(dataset_id: str) -> Leaderboard:
     """The page of a dataset without contributed runs: the paper's numbers only (no data is read)."""
-    from ..evaluation.scoring import lower_is_better
+    from ..measures import lower_is_better
 
     spec = datasets.benchmark_of(dataset_id)
-    measures = [_measure_name(m) for m in spec.measures]
-    return {
-        "dataset": dataset_id, "family": spec.name, "slug": datasets.slug(dataset_id), "measures": measures,
-        "primary": main_measure(dataset_id, measures), "lower_is_better": [m for m in measures if lower_is_better(m)],
-        "queries": None,
-        "breakdown_field": None, "subsets": {}, "baseline": None, "significance": "", "ties": None, "notes": [],
-        "negation_split": None, "doc_field": None, "runs": [],
-    }
+    measures = [_measure_name(m) for m in spec.measures.names]
+    return Leaderboard(dataset_id, spec.name, datasets.slug(dataset_id), measures, main_measure(dataset_id, measures),
+                       [m for m in measures if lower_is_better(m)])
 
 
 def _safe_url(url: str) -> str:
@@ -376,43 +320,43 @@ def _safe_url(url: str) -> str:
     return url if isinstance(url, str) and re.match(r"https?://[^\s\"'<>]+\Z", url) else ""
 
 
-def _add_paper(record: dict) -> None:
+def _add_paper(record: Leaderboard) -> None:
     """Add the paper's numbers on the record's dataset and the runs' reproductions of them."""
-    spec = datasets.benchmark_of(record["dataset"])
-    record["paper"] = None if spec is None else {"reference": spec.paper, "url": _safe_url(spec.paper_url),
-                                                 "title": spec.title}
-    record["data_url"] = _safe_url(spec.data_url) if spec is not None else ""
+    spec = datasets.benchmark_of(record.dataset)
+    record.paper = None if spec is None else {"reference": spec.paper.reference, "url": _safe_url(spec.paper.url),
+                                              "title": spec.title}
+    record.data_url = _safe_url(spec.data.url) if spec is not None else ""
     reported = []
-    for r in (spec.reported if spec is not None else ()):
-        if r.dataset != record["dataset"]:
+    for r in (spec.paper.reported if spec is not None else ()):
+        if r.dataset != record.dataset:
             continue
         measure = _measure_name(r.measure)
         reported.append({"system": r.system, "measure": measure, "paper_measure": spec.paper_name(r.measure),
                          "value": _round(r.value), "printed": r.printed, "subset": r.subset, "source": r.source,
                          "note": r.note})
-    record["reported"] = reported
+    record.reported = reported
     subsets = [r["subset"] for r in reported if r["subset"] is not None]
     if subsets:
-        if record["breakdown_field"] is None:
-            record["breakdown_field"] = spec.subset_field
-        present = dict(record["subsets"])
-        record["subsets"] = {s: present.get(s) for s in spec.ordered_subsets([*present, *subsets])}
+        if record.breakdown_field is None:
+            record.breakdown_field = spec.breakdown.subset_field
+        present = dict(record.subsets)
+        record.subsets = {s: present.get(s) for s in spec.ordered_subsets([*present, *subsets])}
     reproductions = []
-    for run in record["runs"]:
-        if run["reproduces"] is None:
+    for run in record.runs:
+        if run.reproduces is None:
             continue
         for r in reported:
-            if r["system"] != run["reproduces"]:
+            if r["system"] != run.reproduces:
                 continue
-            values = run["overall"] if r["subset"] is None else run["subsets"].get(r["subset"], {})
+            values = run.overall if r["subset"] is None else run.subsets.get(r["subset"], {})
             value = values.get(r["measure"])
             reproductions.append({
-                "run": run["name"], "system": r["system"], "authors_pipeline": run["authors_pipeline"],
+                "run": run.name, "system": r["system"], "authors_pipeline": run.authors_pipeline,
                 "measure": r["measure"], "paper_measure": r["paper_measure"], "subset": r["subset"],
                 "paper": r["value"], "paper_printed": r["printed"], "value": value,
                 "gap": None if value is None or r["value"] is None else _round(value - r["value"]),
-                "source": r["source"], **({"data_origin": run["data_origin"]} if run.get("data_origin") else {})})
-    record["reproductions"] = reproductions
+                "source": r["source"], **({"data_origin": run.data_origin} if run.data_origin else {})})
+    record.reproductions = reproductions
 
 
 def runs_link(runs_root, output) -> str:
@@ -420,12 +364,8 @@ def runs_link(runs_root, output) -> str:
     return Path(os.path.relpath(Path(runs_root).resolve(), Path(output).resolve())).as_posix()
 
 
-def _publishable(records: list[dict], runs_href: str) -> list[dict]:
-    """The records as published: the suite's version, and each run's ``links`` relative to the pages.
-
-    ``links`` holds the run file, its sidecar and, when the sidecar's ``first_stage`` names another contributed
-    run (``runs/<dataset>/<name>``), that run's file.
-    """
+def _publishable(records: list[Leaderboard], runs_href: str) -> list[Leaderboard]:
+    """The records as published: the suite's version, and each run's ``links`` relative to the pages."""
     from importlib import metadata
     from urllib.parse import quote
 
@@ -434,21 +374,21 @@ def _publishable(records: list[dict], runs_href: str) -> list[dict]:
     def href(relative):
         return f"{runs_href}/{quote(relative)}"
 
-    contributed = {run["path"] for record in records for run in record["runs"]}
+    contributed = {run.path for record in records for run in record.runs}
     out = []
     for record in records:
         runs = []
-        for run in record["runs"]:
-            links = {"run": href(run["path"]), "sidecar": href(run["sidecar"])}
-            first = (run.get("first_stage") or {}).get("run") or ""
+        for run in record.runs:
+            links = {"run": href(run.path), "sidecar": href(run.sidecar)}
+            first = (run.first_stage or {}).get("run") or ""
             if first.startswith("runs/") and first[len("runs/"):] in contributed:
                 links["first_stage"] = href(first[len("runs/"):])
-            runs.append({**run, "links": links})
-        out.append({**record, "runs": runs, "runs_folder": runs_href, "built_with": {"negplugins": version}})
+            runs.append(replace(run, links=links))
+        out.append(replace(record, runs=runs, runs_folder=runs_href, built_with={"negplugins": version}))
     return out
 
 
-def write_outputs(records: list[dict], folder: Path, runs_href: str = "../runs") -> list[Path]:
+def write_outputs(records: list[Leaderboard], folder: Path, runs_href: str = "../runs") -> list[Path]:
     """Write every page of ``records`` into ``folder``; runs and sidecars are linked through ``runs_href``."""
     from . import render
 
@@ -457,8 +397,8 @@ def write_outputs(records: list[dict], folder: Path, runs_href: str = "../runs")
     files = {}
     records = _publishable(records, runs_href)
     for record in records:
-        slug = record["slug"]
-        files[f"{slug}.json"] = render.json_text(record)
+        slug = record.slug
+        files[f"{slug}.json"] = render.json_text(record.to_json())
         files[f"{slug}.md"] = render.markdown(record)
         files[f"{slug}.html"] = render.html_page(record)
     files["index.json"] = render.json_text(render.index_record(records))
@@ -475,27 +415,14 @@ def write_outputs(records: list[dict], folder: Path, runs_href: str = "../runs")
     return written
 
 
-def _is_leaderboards(folder: Path) -> bool:
-    """Leaderboards published before folders carried the suite's marker: top-level pages only."""
-    entries = list(folder.iterdir())
-    names = {p.name for p in entries}
-    return {"README.md", "index.json", "index.html"} <= names and \
-        all(p.is_file() and p.suffix in (".md", ".json", ".html") for p in entries)
-
-
 def build(runs_root="runs", output="leaderboards", progress: bool | None = False) -> list[Path]:
-    """Rebuild ``output`` from the runs in ``runs_root`` (atomically replacing it). Returns the files written.
-
-    ``output`` is replaced only when it is the suite's own earlier output (see
-    :func:`negplugins.io.files.check_folder_output`): never ``.``, the repository, a folder inside the runs or
-    holding them, or a folder of other files. Two builds of the same output take turns (a lock beside it).
-    """
+    """Rebuild ``output`` from ``runs_root`` (replaced atomically, and only when it is the suite's own output)."""
     from ..io.files import atomic_directory, check_folder_output
 
     output = Path(output)
-    check_folder_output(output, legacy=_is_leaderboards, inputs=[runs_root])  # before the (long) evaluation
+    check_folder_output(output, inputs=[runs_root])  # before the (long) evaluation
     records = collect(runs_root, progress)
-    with atomic_directory(output, legacy=_is_leaderboards, inputs=[runs_root]) as tmp:
+    with atomic_directory(output, inputs=[runs_root]) as tmp:
         written = write_outputs(records, Path(tmp), runs_link(runs_root, output))
         names = [p.name for p in written]
     return [output / n for n in names]

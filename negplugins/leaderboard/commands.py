@@ -1,13 +1,9 @@
-"""Subcommands ``leaderboard {build,check,sidecar}`` (added through ``cli.COMMAND_MODULES``).
-
-Exit status: 0 success (up-to-date leaderboards); 1 an invalid contribution, or stale leaderboards; 2 a
-usage error (unknown dataset, missing file, data not available), as every command. ``validate`` is defined
-beside ``evaluate`` in :mod:`negplugins.cli`.
+"""Subcommands ``leaderboard {build,check,sidecar}``: exit 1 for an invalid contribution or stale pages, 2 for a
+usage error.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from ..io.command_inputs import options_read
@@ -58,8 +54,7 @@ def _cmd_sidecar(args) -> int:
 
     from .. import datasets
     from ..errors import UserError
-    from ..io.inputs import open_regular
-    from ..io.jsonfile import parse_json
+    from ..io.jsonfile import open_regular, parse_json
     from ..io.outputs import check_sidecar_output
     from ..io.sidecars import run_tag_problems, sidecar_problems, write_metadata
     from ..io.trec import RunFormatError, check_run_format
@@ -113,9 +108,7 @@ def add_commands(commands, runners) -> None:
     p.add_argument("run", help="runs/<dataset>/<name>.trec[.gz]")
     p.add_argument("--dataset", required=True)
     p.add_argument("--system", required=True, help="one line naming the system")
-    tag = p.add_mutually_exclusive_group(required=True)  # one option, two spellings
-    tag.add_argument("--run-tag", dest="tag", help="the run tag (last column)")
-    tag.add_argument("--tag", dest="tag", help=argparse.SUPPRESS)
+    p.add_argument("--run-tag", dest="tag", required=True, help="the run tag (last column)")
     p.add_argument("--runner", default="external", help="default: external")
     p.add_argument("--model", help="model id, if any")
     p.add_argument("--parameters", help="JSON object of parameters")

@@ -1,10 +1,4 @@
-"""Contributed runs: where they are found, what their names and sidecars must be (the untrusted input of the build).
-
-Layout (see docs/leaderboards.md): ``<runs>/<dataset id>/<name>.trec`` (or ``.trec.gz``) with the sidecar
-``<name>.meta.json``; a dataset id with slashes is a nested folder. Names must be plain
-(``[A-Za-z0-9][A-Za-z0-9._+-]*``), nothing may resolve outside the runs folder (symlinks included), and sidecars
-are at most :data:`negplugins.io.sidecars.MAX_SIDECAR_BYTES` (1 MB). :mod:`negplugins.leaderboard.build` evaluates what :func:`discover` finds.
-"""
+"""Contributed runs: where they are found and what their names and sidecars must be (untrusted input)."""
 
 from __future__ import annotations
 
@@ -165,10 +159,7 @@ def _check_meta(meta: dict, filename: str, dataset_id: str, path: Path) -> list[
 
 
 def reproduces_problems(meta: dict, dataset_id: str) -> list[str]:
-    """A sidecar's ``reproduces`` must name a system the benchmark's paper reports on ``dataset_id``.
-
-    The field's type is checked with the sidecar (:func:`negplugins.io.sidecars.sidecar_problems`).
-    """
+    """A sidecar's ``reproduces`` must name a system the benchmark's paper reports on ``dataset_id``."""
     system = meta.get("reproduces")
     if not isinstance(system, str):
         return []
@@ -184,9 +175,9 @@ def reproduces_problems(meta: dict, dataset_id: str) -> list[str]:
 
 
 def _max_bytes() -> int:
-    from ..evaluation.validation import max_bytes
+    from ..io.run_columns import max_run_bytes
 
-    return max_bytes()
+    return max_run_bytes()
 
 
 # -- evaluation ------------------------------------------------------------------------------------

@@ -1,13 +1,5 @@
-"""Inline SVG charts: drawn from plain values and labels, escaped here, the same bytes for the same input.
-
-* :func:`grouped_bar_chart`: one group of bars per category (a leaderboard's subsets), a bar per series (its
-  runs), on a 0-to-1 scale that widens to fit the values; labels too wide for their group are turned 45 degrees;
-* :func:`stacked_bar`: shares of a whole as one 160 x 12 bar (a run's top 10 by document origin);
-* :func:`interval_chart`: per row, values with their intervals on one axis among other values (the report
-  card's figure: the model, the baselines and the paper's systems).
-
-Colours: :data:`PALETTE` (Paul Tol's colour-blind-safe set) for series and shares; the interval chart takes its
-own.
+"""Inline SVG charts, the same bytes for the same input: grouped bars, a stacked share bar and values with their
+intervals on one axis. Colours: :data:`PALETTE` (Paul Tol's colour-blind-safe set).
 """
 
 from __future__ import annotations
@@ -26,11 +18,8 @@ _CHAR_WIDTH = 7
 
 
 def grouped_bar_chart(title: str, groups: list[str], series: list[tuple[str, list]]) -> str:
-    """A grouped bar chart: for each of ``groups``, one bar per ``(name, values)`` of ``series``.
-
-    ``values`` holds one value (or None: no bar) per group; bar ``i`` is coloured ``PALETTE[i]``, so at most
-    ``len(PALETTE)`` series. Each bar's tooltip names its series and group and gives its value at 4 decimals.
-    At least one value must be present.
+    """For each of ``groups``, one bar per ``(name, values)`` of ``series`` (None: no bar; at most
+    ``len(PALETTE)`` series, at least one value).
     """
     present = [v for _, values in series for v in values if v is not None]
     low = min(0.0, min(present))
@@ -80,11 +69,7 @@ def grouped_bar_chart(title: str, groups: list[str], series: list[tuple[str, lis
 
 
 def stacked_bar(shares: dict, values: list[str], label: str) -> str:
-    """Shares of a whole as a 160 x 12 stacked bar, one colour per entry of ``values`` (in that order).
-
-    ``shares`` maps each value to its share (0 to 1; a missing or zero share draws nothing); the tooltip is
-    ``label`` and every share at 4 decimals.
-    """
+    """Shares of a whole as one 160 x 12 bar."""
     width, height = 160, 12
     parts = [f"<svg class=\"stack\" role=\"img\" width=\"{width}\" height=\"{height}\" "
              f"viewBox=\"0 0 {width} {height}\" "
@@ -121,11 +106,9 @@ class Point:
 
 @dataclass
 class IntervalRow:
-    """One row of :func:`interval_chart`: its ``label`` and the ``key`` of its ``data-key`` attribute (here
-    ``data-dataset``), then either ``skipped`` (why there is nothing to draw) or an ``axis`` label, the
-    ``main`` value (a diamond, its value written above), the ``computed`` values (squares) and the ``context``
-    values (dots), and a ``summary`` right of the axis. ``reversed_axis``: lower is better, so better is
-    always to the right."""
+    """One row of :func:`interval_chart`: ``skipped`` (why nothing is drawn), or an axis with the ``main`` value,
+    the ``computed`` values and the ``context`` values; ``reversed_axis`` puts lower values to the right.
+    """
 
     key: str
     label: str
@@ -147,20 +130,8 @@ def interval_chart(rows: list[IntervalRow], *, chart_id: str, title: str, descri
                    legend: tuple[str, str, str], colours: tuple[str, str, str], standalone: bool = True) -> str:
     """Per row, a main value and computed values with their intervals among context values, on one axis each.
 
-    Parameters
-    ----------
-    rows : list of IntervalRow
-        The rows, top to bottom.
-    chart_id : str
-        The ``id`` of the ``<svg>`` (its title's is ``{chart_id}-title``).
-    title, description, heading : str
-        The accessible title, the ``<desc>`` and the heading written above the legend (text).
-    legend : (str, str, str)
-        What the main, the computed and the context marks are (text).
-    colours : (str, str, str)
-        Colours of the main, the computed and the context marks.
-    standalone : bool
-        End with a newline, as a separate ``.svg`` file does (an inline SVG in HTML ends without).
+    ``legend`` and ``colours`` are those of the main, computed and context marks; ``standalone`` ends the text with
+    a newline, as a separate ``.svg`` file does.
     """
     main_colour, computed_colour, context_colour = colours
     height = _TOP + _ROW * len(rows) + 16

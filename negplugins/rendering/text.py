@@ -1,13 +1,5 @@
-"""Numbers, escaped text and JSON as the suite writes them, in every format.
-
-Numbers: :func:`number` (4 decimals by default; ``–``, or what the caller names, where there is no finite
-value), :func:`signed` (a difference, with its sign), :func:`p_value` (``< 0.0001`` below that), and
-:func:`best_marks`, the one rule of which values a table marks best.
-
-Escaping, so that a name such as ``<script>`` or ``a|b`` is shown as itself, never run and never read as
-markup: :func:`html_text` (HTML text and attribute values), :func:`markdown_text` (one line of Markdown),
-:func:`markdown_code` (code in a Markdown table), :func:`markdown_href` (a relative link target the suite
-made), :func:`latex_text` (LaTeX). :func:`json_text` is the one writer of the suite's JSON files and output.
+"""Numbers, escaped text and JSON as the suite writes them, in every format: a name such as ``<script>`` or
+``a|b`` is shown as itself, never run and never read as markup.
 """
 
 from __future__ import annotations
@@ -50,25 +42,8 @@ def p_value(value, missing: str = MISSING, below: str = "< 0.0001") -> str:
 
 
 def best_marks(values, lower_is_better: bool = False, digits: int = 4) -> list[bool]:
-    """Which values of one column are marked best: the one rule of the LaTeX output and the leaderboards.
-
-    A value is marked when it shows, at ``digits`` decimals, as the best value does (the smallest for a
-    lower-is-better measure, else the largest): runs tied for best are all marked. A column whose values all
-    show the same (one run, or every run tied) has no best: nothing is marked. ``None`` and NaN never are.
-
-    Parameters
-    ----------
-    values : sequence of float or None
-        One measure's value for each run.
-    lower_is_better : bool
-        The measure is better when smaller.
-    digits : int
-        Decimals the values are shown with.
-
-    Returns
-    -------
-    list of bool
-        One flag per value.
+    """Which values of one column are marked best: those that show, at ``digits`` decimals, as the best value
+    (smallest or largest); none when all values show the same. ``None`` and NaN never are.
     """
     shown = [None if v is None or math.isnan(v) else f"{v:.{digits}f}" for v in values]
     present = [v for v, text in zip(values, shown) if text is not None]
@@ -91,22 +66,15 @@ _MARKDOWN = {"<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`*_[]|"}}
 
 
 def markdown_text(text) -> str:
-    """Any text as one line of Markdown (a table cell, a list item) that renders as the text itself.
-
-    Whitespace runs become one space; ``<`` and ``>`` are written ``&lt;`` and ``&gt;`` (a name such as
-    ``<script>`` is shown, never run); Markdown's markup characters (``\\ ` * _ [ ] |``) and an ``&`` that would
-    start an entity are backslash-escaped. Everything else is kept as it is, apostrophes and ampersands
-    included: the generated Markdown reads as its text (no ``&amp;`` or ``&#x27;``). The one escaper of the
-    suite's generated Markdown (report card, leaderboards).
+    """Any text as one line of Markdown that renders as the text itself: whitespace runs as one space, ``< >`` as
+    entities, Markdown's markup characters and an entity's ``&`` backslash-escaped.
     """
     text = _ENTITY_START.sub("\x00", " ".join(str(text).split()))
     return "".join(_MARKDOWN.get(c, c) for c in text).replace("\x00", "\\&")
 
 
 def markdown_code(text) -> str:
-    """Text shown as code in a Markdown table: ``<code>`` (backticks cannot close it), HTML-escaped without
-    touching quotes, ``|`` written ``&#124;`` so that it cannot split the cell, and whitespace runs as one space
-    (as HTML shows them in ``<code>``) so that a line break cannot end the table row."""
+    """Text as ``<code>`` in a Markdown table cell (``|`` as ``&#124;``, whitespace runs as one space)."""
     return "<code>" + html.escape(" ".join(str(text).split()), quote=False).replace("|", "&#124;") + "</code>"
 
 
@@ -127,10 +95,5 @@ def latex_text(text) -> str:
 # -- JSON -------------------------------------------------------------------------------------------
 
 def json_text(record, *, indent: int = 2, sort_keys: bool = False) -> str:
-    """``record`` as the suite writes JSON: indented, UTF-8 as is (no ``\\u`` escapes), one final newline.
-
-    NaN and infinities are refused (``ValueError``): they are not JSON, and the suite's records hold ``null``
-    where a value is missing. ``sort_keys`` gives the same bytes whatever order the record was built in (the
-    leaderboards).
-    """
+    """``record`` as the suite writes JSON: indented, UTF-8 as is, one final newline; NaN refused."""
     return json.dumps(record, indent=indent, ensure_ascii=False, sort_keys=sort_keys, allow_nan=False) + "\n"
