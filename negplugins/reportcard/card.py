@@ -1,14 +1,5 @@
-"""What the report card of ``negplugins benchmark`` says, in every format: where the model stands, and why.
-
-The report's formats (:mod:`negplugins.reportcard.report`: Markdown and HTML) and its figure
-(:func:`figure_svg`) say the same things; this module decides them, from the summary alone (and the
-benchmark specs, which hold the papers' numbers):
-
-- the paper's systems shown as context rows (:func:`notable_systems`);
-- where the model stands (:func:`standing`): "better than N of M" counts only the baselines computed here the
-  same way, the papers' numbers are context (their range);
-- the sentences and labels of the card (its model, protocol and method lines, each baseline's comparison with
-  the model, a skipped dataset's reason), and every computed number with its interval (:func:`with_interval`).
+"""What the report card says, in every format: the context systems, where the model stands, its sentences and
+labels, and the figure (docs/report-card.md).
 """
 
 from __future__ import annotations
@@ -80,13 +71,6 @@ def unreproduced(spec, system) -> bool:
     return spec is not None and not spec.is_reproduced(system)
 
 
-def paper_text(spec, r) -> str:
-    """A paper's number with its digits, and "not reproduced here" where the suite could not reproduce it."""
-    if r is None:
-        return "–"
-    return r.printed + (f" ({UNREPRODUCED_LABEL})" if unreproduced(spec, r.system) else "")
-
-
 def _plain(name: str) -> str:
     name = name.strip().lower()
     for prefix in ("sentence-transformers/", "cross-encoder/"):
@@ -103,11 +87,8 @@ def _same_model(system: str, model: dict) -> bool:
 
 
 def notable_systems(spec, dataset_id: str, measure: str, model: dict) -> list[tuple[str, str]]:
-    """The paper's systems shown as context rows for ``dataset_id``: ``[(system, why), ...]`` in the spec's order.
-
-    At most :data:`MAX_CONTEXT`: the same model as ``model`` where the paper reports it, BM25, and the
-    systems with the paper's best and weakest value of ``measure`` (lower is better where the measure
-    says so). Chosen for context, never ranked.
+    """The paper's systems shown as context rows (at most :data:`MAX_CONTEXT`): the same model, BM25, and the
+    paper's best and weakest on ``measure``.
     """
     systems = reported_values(spec, dataset_id)
     why: dict[str, str] = {}
@@ -129,14 +110,8 @@ def notable_systems(spec, dataset_id: str, measure: str, model: dict) -> list[tu
 
 
 def standing(entry: dict) -> dict:
-    """Where the model stands on ``entry``'s primary measure: among the systems computed here, and the papers'.
-
-    ``{"measure", "value", "interval", "lower", "computed": [baseline entries with a value], "better_than": k,
-    "significantly_better": b, "significantly_worse": w, "reported": [(system, Reported, source), ...]}``.
-    ``better_than`` counts the baselines (computed by the suite on the same data and protocol) whose value the
-    model's beats (strictly; lower is better where the measure says so), None without a model value; the
-    ``significantly_*`` counts are those where the paired randomization test (Holm) is below 0.05. The paper's
-    numbers are context only: they are not counted.
+    """Where the model stands on the primary measure: "better than" counts only the baselines computed here
+    (``significantly_*``: Holm-corrected p below 0.05); the papers' numbers are context.
     """
     from ..evaluation.significance import ALPHA
 
@@ -194,6 +169,14 @@ def model_line(summary) -> str:
             + (f"; {model['source']}" if model.get("source") else ""))
 
 
+def encoding_lines(summary) -> list[str]:
+    """How the model was run, when not by sentence-transformers with the defaults (none, or one line)."""
+    from .encoding import describe_record
+
+    record = summary["model"].get("encoding")
+    return [describe_record(record)] if record else []
+
+
 def versions_line(summary) -> str:
     """The versions of the tools the runs were made with, by name."""
     return ", ".join(f"{name} {version}" for name, version in sorted((summary.get("versions") or {}).items()))
@@ -231,10 +214,10 @@ def done_entries(summary):
     return [e for e in summary["benchmarks"] if e["status"] == "done"]
 
 
-def origin_mark(entry, escape) -> str:
+def origin_mark(entry) -> str:
     """`` (derived copy, see Notes)`` after a dataset read from a derived copy (its note names file, SHA-256, source)."""
     kinds = list(dict.fromkeys(str(o.get("kind", "")) for o in entry.get("data_origin") or ()))
-    return " " + escape(f"({', '.join(kinds)}, see Notes)") if kinds else ""
+    return f" ({', '.join(kinds)}, see Notes)" if kinds else ""
 
 
 def other_measures(entry) -> list[str]:
@@ -304,7 +287,7 @@ def unreproduced_shown(entry, model) -> list[str]:
         return []
     shown = {system for system, _ in notable_systems(spec, entry["dataset"], entry["primary"], model)}
     return [system for system in spec.reported_systems(entry["dataset"])
-            if system in shown and unreproduced(spec, system) and system in spec.reproduction_notes]
+            if system in shown and unreproduced(spec, system) and system in spec.paper.reproduction_notes]
 
 
 def subset_columns(entry, model):
@@ -335,12 +318,7 @@ def _figure_summary_text(info) -> str:
 
 
 def figure_svg(summary: dict, standalone: bool = True) -> str:
-    """The figure: per dataset, the model's and the baselines' values with their intervals among the paper's.
-
-    Drawn by :func:`negplugins.rendering.charts.interval_chart`, on the measure's scale; the axis is reversed
-    for a lower-is-better measure so that better is always to the right. ``standalone`` ends the text with a
-    newline, as the separate ``figure.svg`` file has it (the HTML report inlines the figure without).
-    """
+    """The figure: per dataset the model's and the baselines' values with their intervals among the paper's."""
     model = summary["model"]
     return interval_chart(
         [_figure_row(entry, model) for entry in summary["benchmarks"]], chart_id="standing",

@@ -1,14 +1,5 @@
-"""``negplugins benchmark``: a thin layer over :func:`negplugins.reportcard.suite.run_benchmark`.
-
-::
-
-    negplugins benchmark --model MODEL [--reranker {cross-encoder,monot5,bi-encoder}]
-                         [--benchmarks comlq,excluir,...] [--output results/MODEL] [--contribute [--runs runs]]
-                         [--indexes indexes] [--batch-size N] [--force] [--no-baselines] [--no-progress]
-
-Progress goes to standard error; standard output gets one line per dataset (its primary measure, or why
-it was skipped) and the report's path. Exit status 0 when at least one benchmark ran, 2 when none could
-(or on any other error a user can fix).
+"""``negplugins benchmark``, over :func:`negplugins.reportcard.suite.run_benchmark`: exit 0 when at least one
+benchmark ran, 2 when none could.
 """
 
 from __future__ import annotations
@@ -22,17 +13,18 @@ __all__ = ["add_commands"]
 
 
 def _cmd_benchmark(args) -> int:
-    from ..runners.encoders import configure_offline
+    from ..runners.model_refs import configure_offline
 
     configure_offline()  # this command's process only, before any Hugging Face library is imported
     from ir_datasets_ext.spec import main_measure
 
+    from .encoding import card_options_from
     from .suite import REPORT_FILES, SUMMARY_FILE, run_benchmark
 
     result = run_benchmark(args.model, reranker=args.reranker, benchmarks=args.benchmarks, output=args.output,
                            contribute=args.contribute, runs=args.runs, indexes=args.indexes,
                            batch_size=args.batch_size, force=args.force, progress=not args.no_progress,
-                           baselines=not args.no_baselines)
+                           baselines=not args.no_baselines, options=card_options_from(args))
     width = max(len(o.dataset) for o in result.outcomes)
     for outcome in result.outcomes:
         if outcome.status != "done":
@@ -88,4 +80,9 @@ def add_commands(commands, runners) -> None:
                         "the authors' pipeline where the suite has it); the report then compares the model with none")
     p.add_argument("--no-progress", action="store_true", help="no progress lines or bars on standard error")
     p.add_argument("--force", action="store_true", help=FORCE_HELP + "; also the report, summary and results files")
+    from .encoding import add_card_options
+
+    encoding = p.add_argument_group(
+        "encoding, index and engine (as search dense; with --reranker only --max-length and the engine's)")
+    add_card_options(encoding)
     p.set_defaults(func=_cmd_benchmark, reads=options_read("model"))

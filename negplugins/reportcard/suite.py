@@ -1,65 +1,8 @@
-"""One model, every benchmark: run each benchmark's own protocol, evaluate it, write the results and a report.
+"""One model, every benchmark: run each benchmark's own protocol (dense retrieval, reranking, NevIR's pairs) and its
+baselines, evaluate them, and write the runs, the results, a summary and the report (docs/report-card.md).
 
-:func:`run_benchmark` (``negplugins benchmark``) takes a model (a folder, a Hugging Face id in the local
-cache, the packaged all-MiniLM-L6-v2, or a loaded ``SentenceTransformer`` object, as MTEB takes one) and,
-for every registered benchmark whose data is available, runs the protocol its spec declares
-(:attr:`ir_datasets_ext.spec.Benchmark.protocol`, ``depth`` and ``benchmark_datasets()``):
-
-``retrieval``, no reranker
-    Dense retrieval with the model over the whole corpus, top ``depth`` per query
-    (:func:`negplugins.runners.dense.dense_search`; the faiss index is built once under
-    ``<indexes>/faiss/<corpus>/<model>`` and reused).
-``retrieval``, with ``reranker`` (the model is then a reranker of that kind)
-    Lucene BM25 (Pyserini's defaults) top ``depth``, reranked with the model
-    (:func:`negplugins.runners.rerank.rerank`, top k = ``depth``).
-``pairs`` (NevIR)
-    Each query's own candidates (the dataset's scoreddocs: the pair's two documents) scored with the
-    model: as a bi-encoder without ``reranker``, else as the reranker.
-
-Each run is evaluated with the benchmark's paper measures, overall and per subset
-(:func:`negplugins.evaluation.evaluate`), with the 95% confidence interval of every mean
-(:func:`negplugins.evaluation.significance.evaluation_intervals`: Student's t over the per-query values).
-
-**Baselines.** Beside the model, every dataset gets the systems its spec declares that need no model
-(:meth:`ir_datasets_ext.spec.Benchmark.computed_baselines`): stock Pyserini BM25 at its defaults on every
-``retrieval`` benchmark (``negplugins search bm25``; the same run is a reranker's first stage), and the authors'
-own pipeline where the suite has it as a preset (ComLQ: ``negplugins search bm25s --preset comlq-authors``), each
-to the benchmark's depth, evaluated with the same measures and compared with the model per query on the primary
-measure (:func:`negplugins.evaluation.significance.compare`: paired randomization test, Holm across the
-baselines). The report counts only these in "better than N of M"; the papers' numbers are context.
-``baselines=False`` (``--no-baselines``) leaves them out.
-
-Output (``results/<model>/`` by default)::
-
-    summary.json                 the model (id, weights SHA-256, parameters), versions, date, every dataset:
-                                 its system, files and scores, or why it was skipped
-    report.md, report.html       the report (see :mod:`negplugins.reportcard.report`)
-    figure.svg                   the report's figure
-    <dataset slug>/<run>.trec.gz the run, with its sidecar <run>.meta.json
-    <dataset slug>/bm25.trec.gz  Pyserini BM25: a baseline, and the first stage of a reranked run (with its sidecar)
-    <dataset slug>/results.json  the evaluation (Evaluation.to_dict, per query included, and ``ci95``)
-    <dataset slug>/<baseline>.trec.gz, <baseline>.results.json   each other baseline's run and evaluation
-    mteb/results/<model>/<rev>/  MTEB's results layout, an embedding model's only: <Task>.json per benchmark and
-                                 model_meta.json (negplugins.mteb.results; not written without mteb installed)
-
-A dataset whose files cannot be had (a failed download, a file missing from ``IR_DATASETS_EXT_MIRROR``, an
-unreadable or malformed file) is skipped and listed with the reason; nothing else is. Progress goes to
-standard error, one line per benchmark and step.
-
-**Re-runs.** A run is reused when its sidecar still matches it (SHA-256) and records the same dataset,
-runner, model fingerprints (its weights', and its whole folder's: tokenizer, configuration, pooling, ...,
-:func:`negplugins.runners.model_refs.model_files_sha256`) and parameters (depth; reranker kind and first stage; a baseline's parameters or
-preset) and the same data origin (a run made on a derived copy is made again once the release is there, and the
-reverse); its results when they record the run's SHA-256, the same qrels (SHA-256), the same measures, the same
-data origin and the stock tie handling (``"ties": "stock"``, :mod:`negplugins.measures.ranking`; results written
-before it was recorded are scored again). A re-run over finished results thus only renders the report again, byte
-for byte the same.
-
-**Nothing a user owns is lost.** Runs are written through :func:`negplugins.io.outputs.check_run_output`'s
-rule. The other files are replaced only when they are absent, or hold what this command wrote there last
-(their SHA-256 is kept in ``summary.json``), or with ``force``; a file tracked by git only with ``force``.
-All of it is checked before any work. ``contribute`` copies each run and its sidecar into
-``<runs>/<dataset id>/`` under the run rule (a committed run is replaced only with ``force``).
+A re-run reuses every run and result that still matches; a file is replaced only when absent, this command's own
+(its SHA-256 is kept in ``summary.json``) or with ``force``.
 """
 
 from __future__ import annotations
@@ -119,12 +62,7 @@ COMPARISON_METHOD = ("the model minus each baseline on the primary measure, per 
 
 @dataclass
 class BenchmarkOutcome:
-    """What happened to one dataset of one benchmark.
-
-    ``status`` is ``"done"`` or ``"skipped"`` (then ``reason`` says why); ``steps`` lists
-    ``(step, "ran" or "reused", seconds)``; ``intervals`` holds the 95% confidence intervals of the evaluation's
-    means, ``baselines`` each baseline's run, evaluation and comparison with the model (as in the summary).
-    """
+    """What happened to one dataset of one benchmark: ``done``, or ``skipped`` with its ``reason``."""
 
     benchmark: str
     title: str
@@ -167,13 +105,7 @@ class BenchmarkResult:
 # -- selection --------------------------------------------------------------------------------------
 
 def select_benchmarks(names=None) -> list:
-    """The benchmark specs to run: all registered (registration order), or those named (a list or ``"a,b"``).
-
-    Raises
-    ------
-    UserError
-        A name that is no registered benchmark (the message lists them), or one named twice.
-    """
+    """The benchmark specs to run: all registered, or those named (a list or ``"a,b"``)."""
     specs = datasets.benchmarks()
     if names is None:
         return specs
@@ -246,12 +178,15 @@ def _entry(outcome: BenchmarkOutcome, output: Path) -> dict:
 
 def _summary(model: Model, reranker, outcomes, output: Path) -> dict:
     from ..evaluation.significance import CI_METHOD
+    from .encoding import used_options
 
     done = [o for o in outcomes if o.status == "done"]
+    used = used_options(model.ref, reranker, model.options)
     return {
         "format": SUMMARY_FORMAT, "version": FORMAT_VERSION,
         "model": {**model.ref.metadata(), "name": model.ref.name, "parameters": model.parameters,
-                  "used_as": "embedding model (bi-encoder)" if model.kind == "dense" else f"{model.kind} reranker"},
+                  "used_as": "embedding model (bi-encoder)" if model.kind == "dense" else f"{model.kind} reranker",
+                  **({"encoding": used} if used else {})},
         "protocol": {"retrieval": "dense retrieval with the model" if model.kind == "dense" else
                      f"BM25 (Pyserini, k1 {BM25_PARAMETERS['k1']}, b {BM25_PARAMETERS['b']}) reranked by the model",
                      "pairs": "the model scores each query's candidates (as a bi-encoder)" if model.kind == "dense"
@@ -275,11 +210,7 @@ def _known_parameters(output: Path, ref) -> int | None:
 
 
 def write_report(summary: dict, output: str | os.PathLike, force: bool = False) -> list[Path]:
-    """Render ``summary`` as ``report.md``, ``report.html`` and ``figure.svg`` in ``output``; returns their paths.
-
-    The same summary gives the same bytes. Existing files are replaced under the rule of
-    :func:`run_benchmark` (absent, unchanged since this command wrote them, or ``force``).
-    """
+    """Render ``summary`` as ``report.md``, ``report.html`` and ``figure.svg`` in ``output``; returns their paths."""
     from .report import figure_svg, report_html, report_markdown
 
     output = Path(output)
@@ -313,18 +244,10 @@ def _write_mteb_results(summary: dict, output: Path, ledger: Ledger, say) -> lis
 # -- the whole ------------------------------------------------------------------------------------
 
 def _check_results_folder(output: Path, runs: Path, indexes: Path) -> None:
-    """Refuse a results folder inside a folder the suite rebuilds whole, or inside the runs or indexes.
-
-    A folder holding the suite's marker (``leaderboards/``, an index, a BEIR export) is replaced as a whole
-    by the command that wrote it, which then refuses to, because of the results' files in it (``benchmark -o
-    leaderboards`` broke ``leaderboard build``).
-
-    Raises
-    ------
-    UserError
-        One line naming the folder and what to choose instead.
+    """Refuse a results folder inside the runs, the indexes, or a folder the suite rebuilds whole (one with its
+    marker: leaderboards, an index, a BEIR export).
     """
-    from ..io.files import LEGACY_MANIFESTS, MARKER
+    from ..io.files import MARKER
 
     real = Path(os.path.realpath(output))
     for folder, what in ((runs, "the contributed runs folder"), (indexes, "the indexes folder")):
@@ -333,7 +256,7 @@ def _check_results_folder(output: Path, runs: Path, indexes: Path) -> None:
             raise UserError(f"--output {output}: is inside {what} {folder}; give a results folder of its own "
                             f"(default: results/<model>)")
     for folder in (real, *real.parents):
-        if any((folder / name).is_file() for name in (MARKER, *LEGACY_MANIFESTS)):
+        if (folder / MARKER).is_file():
             raise UserError(f"--output {output}: is inside {folder}, a folder negplugins rebuilds as a whole "
                             f"(it holds {MARKER} or an index manifest); give a results folder of its own "
                             f"(default: results/<model>)")
@@ -343,59 +266,26 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
                   output: str | os.PathLike | None = None, contribute: bool = False,
                   runs: str | os.PathLike = "runs", indexes: str | os.PathLike = "indexes",
                   batch_size: int | None = None, force: bool = False, progress: bool = True,
-                  command: str | None = None, baselines: bool = True) -> BenchmarkResult:
+                  command: str | None = None, baselines: bool = True,
+                  options: dict | None = None) -> BenchmarkResult:
     """Run one model on every benchmark (its paper's protocol), evaluate it and write the results and a report.
 
-    See the module documentation for the protocols, the output layout and what is reused.
-
-    Parameters
-    ----------
-    model : str, path or SentenceTransformer, optional
-        A model folder, a Hugging Face id in the local cache, ``None`` for the packaged all-MiniLM-L6-v2,
-        or a loaded ``sentence_transformers.SentenceTransformer`` (fingerprinted by its weights in memory).
-    reranker : {"cross-encoder", "monot5", "bi-encoder"}, optional
-        Use the model as a reranker of this kind: retrieval benchmarks run BM25 and rerank its top
-        ``depth``, NevIR's pairs are scored by the reranker. Without it the model is an embedding model
-        (dense retrieval; NevIR's pairs scored as a bi-encoder).
-    benchmarks : list of str or str, optional
-        Benchmark names (``comlq``, ``excluir``, ...; a list or ``"comlq,excluir"``); default all.
-    output : path, optional
-        The results folder; default ``results/<model name>`` (``results/<model name>-<reranker>``).
-    contribute : bool
-        Copy each run and its sidecar into ``<runs>/<dataset id>/`` for the leaderboards.
-    runs : path
-        The contributed runs folder (default ``runs``).
-    indexes : path
-        Where the Lucene and faiss indexes are built and reused (default ``indexes``, as the other commands).
-    batch_size : int, optional
-        Texts (dense) or pairs (rerank) per forward pass; default: each runner's (64, 32).
-    force : bool
-        Replace files this command did not write (or that were changed since), committed ones included.
-    progress : bool
-        Report progress on standard error (a line per benchmark and step, encoding progress bars).
-    command : str, optional
-        Recorded in the runs' sidecars; default this process's command line.
-    baselines : bool
-        Also run, evaluate and compare each dataset's baselines (Pyserini BM25, the authors' pipeline where the
-        spec has one; see the module documentation); False leaves them out (the report then counts none).
-
-    Returns
-    -------
-    BenchmarkResult
-        The summary written to ``summary.json`` and each dataset's outcome.
-
-    Raises
-    ------
-    UserError
-        An unknown benchmark or reranker kind, a model that cannot be loaded offline, an output that may
-        not be replaced, or no benchmark with its data available (each is named with its reason).
+    ``model``: a folder, a Hugging Face id in the local cache, None for the packaged all-MiniLM-L6-v2, or a loaded
+    ``SentenceTransformer``; with ``reranker`` (``cross-encoder``, ``monot5``, ``bi-encoder``) it reranks BM25's top
+    ``depth`` instead of retrieving. ``baselines=False`` leaves the baselines out. ``options``: keyword arguments
+    of ``search dense`` (:data:`negplugins.reportcard.encoding.LEFT_OUT` aside; with ``reranker``, ``max_length``
+    and ``engine``), e.g. ``{"backend": "openvino", "dtype": "int8"}``.
     """
+    from .encoding import check_options, given
+
     if reranker is not None and reranker not in _RERANKERS:
         raise UserError(f"--reranker {reranker!r}: choose one of {', '.join(_RERANKERS)}")
     if batch_size is not None:
         check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     specs = select_benchmarks(benchmarks)
     ref, encoder = model_reference(model, reranker)
+    options = given(options)
+    check_options(options, reranker, model_object=encoder is not None)
     scoring_kind = "dense" if reranker is None else reranker
     if output is None:
         output = Path("results") / (datasets.slug(ref.name) + ("" if reranker is None else f"-{reranker}"))
@@ -409,12 +299,13 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
 
     # every output, checked before any work
     plan = [(spec, dataset_id) for spec in specs for dataset_id in spec.benchmark_datasets()]
-    probe_model = Model(ref, scoring_kind, scorer=(None, "bi-encoder" if reranker is None else reranker, ref))
+    probe_model = Model(ref, scoring_kind, scorer=(None, "bi-encoder" if reranker is None else reranker, ref),
+                        options=options)
     for spec, dataset_id in plan:
         folder = output / datasets.slug(dataset_id)
         run = folder / f"{run_name(spec, probe_model)}.trec.gz"
         check_run_output(run, force=force)
-        if spec.protocol == "retrieval" and reranker is not None:
+        if spec.protocol.kind == "retrieval" and reranker is not None:
             check_run_output(folder / FIRST_STAGE, force=force)
         ledger.check(folder / RESULTS_FILE)
         for baseline in spec.computed_baselines() if baselines else ():
@@ -439,7 +330,7 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         if not loaded:
             start = time.perf_counter()
             say(f"loading {ref.name} ({'embedding model' if reranker is None else reranker})")
-            loaded.append(load_model(ref, encoder, reranker, batch_size))
+            loaded.append(load_model(ref, encoder, reranker, batch_size, options))
             say(f"loaded {ref.name} in {time.perf_counter() - start:.1f} s: {loaded[0].parameters:,} parameters, "
                 f"weights sha256 {ref.sha256[:12]}")
         return loaded[0]
@@ -447,7 +338,7 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
     outcomes: list[BenchmarkOutcome] = []
     for position, (spec, dataset_id) in enumerate(plan, start=1):
         head = f"[{position}/{len(plan)}] {spec.title} ({dataset_id})"
-        outcome = BenchmarkOutcome(spec.name, spec.title, dataset_id, spec.protocol, spec.depth, "skipped")
+        outcome = BenchmarkOutcome(spec.name, spec.title, dataset_id, spec.protocol.kind, spec.protocol.depth, "skipped")
         outcomes.append(outcome)
         start = time.perf_counter()
         say(f"{head}: checking its data")
