@@ -1,27 +1,6 @@
-"""Forward passes of a dense encoder: PyTorch, ONNX Runtime and OpenVINO, pooling and normalisation included.
-
-:class:`negplugins.runners.encoders.DenseEncoder` tokenizes; this module turns token ids into vectors. One
-``torch.nn.Module`` (:func:`embedding_module`: the Hugging Face model, then pooling, the model's
-sentence-transformers ``Dense`` layers, then L2 normalisation) is what the ``torch`` backend runs and what
-:func:`export_onnx` hands to ``torch.onnx.export``, so the ONNX graph, which ONNX Runtime and OpenVINO both
-run, computes the same function with pooling and normalisation inside it.
-
-Pooling (``attention_mask`` marks the real tokens):
-
-* ``mean``: the average of the token vectors of the real tokens (sentence-transformers' ``mean_tokens``);
-* ``cls``: the first token's vector (sentence-transformers' ``cls_token``, Pyserini's ``cls``);
-* ``last-token``: the vector of the last real token of each row, whichever side the tokenizer pads
-  (sentence-transformers' ``lasttoken``, for decoder models such as E5-Mistral or Qwen embeddings).
-
-The pooled vector and everything after it are computed in float32 whatever the model's dtype.
-
-The ONNX export uses the TorchScript exporter (``dynamo=False``; the dynamo exporter needs ``onnxscript``, which
-the suite does not install), opset :data:`ONNX_OPSET`, with the batch and sequence axes dynamic. int8 is ONNX
-Runtime's dynamic quantization (``quantize_dynamic``, int8 weights quantized per output channel, activations
-quantized per batch at run time); per-tensor weights lose clearly more retrieval quality. OpenVINO's int8 is
-NNCF's post-training static quantization (:func:`quantize_openvino_int8`: ``nncf.quantize`` with the transformer
-preset, activation ranges from calibration texts, then its fast bias correction), saved as OpenVINO IR; the
-operations it leaves in floating point run in float32.
+"""Forward passes of a dense encoder: one ``torch.nn.Module`` (the model, pooling, ``Dense`` layers, normalisation)
+run by PyTorch, or exported to ONNX (TorchScript exporter, opset :data:`ONNX_OPSET`) and run by ONNX Runtime or
+OpenVINO, int8 by ONNX Runtime's dynamic or NNCF's static quantization (docs/runners.md, "CPU speed").
 """
 
 from __future__ import annotations
@@ -34,9 +13,6 @@ import numpy as np
 
 from ..errors import UserError
 
-__all__ = ["ONNX_OPSET", "OnnxRunner", "OpenVinoRunner", "TorchRunner", "cpu_bf16", "embedding_module",
-           "export_onnx", "openvino_capabilities", "quantize_int8", "quantize_openvino_int8"]
-
 #: ONNX opset of the exported graphs.
 ONNX_OPSET = 17
 
@@ -45,11 +21,7 @@ _ACTIVATIONS = {"torch.nn.modules.activation.Tanh": "tanh", "torch.nn.Tanh": "ta
 
 
 def cpu_bf16() -> bool | None:
-    """Whether this CPU has bfloat16 instructions (``avx512_bf16`` or ``amx_bf16`` in ``/proc/cpuinfo``).
-
-    ``None`` where it cannot be told (no ``/proc/cpuinfo``: not Linux, or not x86). Without them PyTorch
-    emulates bfloat16 (the same results, more slowly than float32) and OpenVINO silently runs float32.
-    """
+    """Whether this CPU has bfloat16 instructions (``avx512_bf16``, ``amx_bf16``); ``None`` where it cannot be told."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             flags = {word for line in f if line.startswith("flags") for word in line.split(":", 1)[1].split()}
@@ -89,11 +61,8 @@ def dense_layers(folders: list[Path]) -> list:
 
 
 def embedding_module(model, pooling: str, normalize: bool, dense: list = ()):
-    """``model`` (a Hugging Face ``AutoModel``) followed by pooling, ``dense`` layers and normalisation.
-
-    The module's ``forward(input_ids, attention_mask[, token_type_ids])`` returns float32 vectors
-    of shape ``(batch, dimension)``.
-    """
+    """``model`` (a Hugging Face ``AutoModel``) followed by pooling, ``dense`` layers and normalisation: float32
+    vectors from ``forward(input_ids, attention_mask[, token_type_ids])``."""
     import torch
 
     class Embedding(torch.nn.Module):
@@ -131,26 +100,6 @@ def embedding_module(model, pooling: str, normalize: bool, dense: list = ()):
     return Embedding().eval()
 
 
-class TorchRunner:
-    """Runs the embedding module with PyTorch on ``device`` (``cpu``, ``cuda:N``, ``mps``), weights in ``dtype``."""
-
-    def __init__(self, module, device: str, dtype: str):
-        import torch
-
-        self.torch = torch
-        self.device = torch.device(device)
-        # weights in the chosen dtype (model.half() / model.to(bfloat16)): faster than autocast on CPU, where
-        # autocast keeps float32 weights and casts them at every call; pooling and normalisation stay float32
-        self.module = module.to(device=self.device, dtype=getattr(torch, dtype)).eval()
-
-    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
-        torch = self.torch
-        with torch.inference_mode():
-            inputs = {name: torch.from_numpy(value).to(self.device, non_blocking=True)
-                      for name, value in features.items()}
-            return self.module(**inputs).float().cpu().numpy()
-
-
 def export_onnx(module, features: dict[str, np.ndarray], target: Path) -> None:
     """Write ``module`` as an ONNX graph to ``target``, inputs named as ``features`` (sample inputs), batch and
     sequence axes dynamic, output ``embedding``."""
@@ -184,11 +133,8 @@ def quantize_int8(source: Path, target: Path) -> dict:
 
 
 def quantize_openvino_int8(source: Path, target: Path, calibration: list[dict[str, np.ndarray]]) -> dict:
-    """NNCF static int8 quantization of the ONNX graph ``source`` into OpenVINO IR ``target`` (``.xml`` and ``.bin``).
-
-    ``calibration`` holds the model inputs (token ids of a few hundred texts, a batch at a time) from which the
-    activations' ranges are measured; returns the quantization's record.
-    """
+    """NNCF static int8 quantization of the ONNX graph ``source`` into OpenVINO IR ``target``, activation ranges
+    measured on the ``calibration`` batches; returns its record."""
     import contextlib
     import io
 
@@ -228,8 +174,7 @@ class OnnxRunner:
         return self.session.run(None, {name: features[name] for name in self.inputs})[0]
 
 
-#: OpenVINO's names of the precisions (``INFERENCE_PRECISION_HINT``) and capabilities of the dtypes.
-#: int8: the quantized operations run in int8, the others in float32.
+#: OpenVINO's precisions (``INFERENCE_PRECISION_HINT``) and capabilities of the dtypes (int8: the rest in float32).
 OPENVINO_PRECISION = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "int8": "f32"}
 _OPENVINO_CAPABILITY = {"bfloat16": "BF16", "float16": "FP16", "int8": "INT8"}
 
@@ -244,13 +189,8 @@ def openvino_capabilities(core=None) -> list[str]:
 
 
 class OpenVinoRunner:
-    """An exported graph (ONNX, or OpenVINO IR for int8) compiled by OpenVINO for the CPU with
-    ``INFERENCE_PRECISION_HINT`` set explicitly.
-
-    Without the hint OpenVINO runs bfloat16 on CPUs that have it, so float32 must be asked for. A CPU that lacks
-    the asked precision (``BF16`` / ``FP16`` in the plugin's ``OPTIMIZATION_CAPABILITIES``) is an error here:
-    OpenVINO would silently run float32 and the index would say otherwise.
-    """
+    """An exported graph compiled by OpenVINO for the CPU with its precision asked explicitly (without it OpenVINO
+    runs bfloat16 where it can); a CPU without that precision is refused, as OpenVINO would silently run float32."""
 
     def __init__(self, path: Path, dtype: str):
         import openvino

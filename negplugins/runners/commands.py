@@ -1,37 +1,10 @@
-"""``negplugins search dense``, ``splade``, ``rerank``, ``bm25s``, ``beir-dense``, ``beir-rerank``: thin layers over the
-Python API.
-
-::
-
-    negplugins search bm25s DATASET --output RUN [--preset comlq-authors] [--k1 K1] [--b B]
-                            [--method {robertson,lucene,atire,bm25l,bm25+}] [--stemmer LANG|none]
-                            [--stopwords LIST|none] [--hits N] [--run-tag TAG]
-
-    negplugins search dense DATASET --output RUN [--model MODEL] [--query-encoder MODEL] [--batch-size N]
-                            [--hits N] [--device auto|cpu|cuda[:N]|mps] [--backend torch|onnx|openvino]
-                            [--dtype float32|float16|bfloat16|int8] [--pooling mean|cls|last-token]
-                            [--[no-]normalize] [--max-length N] [--query-prefix TEXT] [--passage-prefix TEXT]
-                            [--shard-id I --shard-num N] [--index DIR] [--rebuild] [--run-tag TAG]
-                            [--index-type FACTORY] [--train-sample N] [--search-shards]
-                            [--max-index-memory SIZE] [--search-params PARAMS]
-                            [--engine {single,ray} [--ray-address ADDR] [--ray-workers N]]
-    negplugins search splade DATASET --model MODEL --output RUN [--index DIR] [--hits N] [--batch-size N]
-                             [--max-length N] [--query-max-length N] [--quantization SCALE] [--threads N]
-                             [--encoded-queries TOPICS.tsv] [--device DEVICE] [--rebuild] [--run-tag TAG]
-    negplugins search rerank DATASET (--run FIRST_STAGE | --candidates) --model MODEL
-                             [--reranker {cross-encoder,monot5,bi-encoder,colbert}] [--top-k 100] --output RUN
-                             [--engine {single,ray} [--ray-address ADDR] [--ray-workers N]]
-    negplugins search beir-dense DATASET --output RUN [--model MODEL] [--hits N] ...
-    negplugins search beir-rerank DATASET --run FIRST_STAGE --model MODEL --output RUN [--top-k 100] ...
-
-Every runner names its model ``--model`` (``search dense`` still accepts its old ``--encoder``, hidden
-from ``--help``) and returns :data:`~negplugins.options.DEFAULT_HITS` (1000, Pyserini's default)
-documents per query unless ``--hits`` says otherwise.
+"""``negplugins search dense``, ``splade``, ``rerank``, ``bm25s``, ``beir-dense`` and ``beir-rerank``: thin layers over
+the Python API (docs/runners.md). Every runner names its model ``--model`` (``search dense`` a separate query model
+``--query-encoder``) and returns 1000 documents per query (Pyserini's default) unless ``--hits`` says otherwise.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from ..io.command_inputs import options_read
@@ -42,7 +15,6 @@ from ..options import (
     MAX_BATCH_SIZE,
     MAX_HITS,
     MAX_LENGTH,
-    MAX_SHARDS,
     MAX_THREADS,
     add_progress_options,
     bounded_int,
@@ -53,41 +25,19 @@ __all__ = ["add_commands", "add_search_command"]
 
 
 def _offline() -> None:
-    """This command's process works offline (:func:`~negplugins.runners.encoders.configure_offline`): set
-    before any Hugging Face library is imported; the Python API itself leaves the environment alone."""
-    from .encoders import configure_offline
+    """This command's process works offline: set before any Hugging Face library is imported."""
+    from .model_refs import configure_offline
 
     configure_offline()
-
-
-def _engine(args):
-    """``--engine``, ``--ray-address``, ``--ray-workers`` -> the ``engine`` argument of the runners."""
-    from ..errors import UserError
-
-    if args.engine != "ray":
-        given = [option for option, value in (("--ray-address", args.ray_address),
-                                              ("--ray-workers", args.ray_workers)) if value is not None]
-        if given:
-            raise UserError(f"{' and '.join(given)}: only with --engine ray")
-        return args.engine
-    from .ray_engine import RayEngine
-
-    return RayEngine(address=args.ray_address, workers=args.ray_workers)
 
 
 def _cmd_dense(args) -> int:
     _offline()
     from .dense import dense_search
+    from .dense_options import dense_options_from
 
-    info = dense_search(args.dataset, args.output, model=args.model, index=args.index, hits=args.hits,
-                        batch_size=args.batch_size, shard_num=args.shard_num, shard_id=args.shard_id,
-                        rebuild=args.rebuild, run_tag=args.run_tag, progress=args.progress,
-                        force=args.force, index_type=args.index_type, train_sample=args.train_sample,
-                        search_shards=args.search_shards, max_index_memory=args.max_index_memory,
-                        search_params=args.search_params, query_encoder=args.query_encoder, device=args.device,
-                        dtype=args.dtype, backend=args.backend, pooling=args.pooling, normalize=args.normalize,
-                        max_length=args.max_length, query_prefix=args.query_prefix,
-                        passage_prefix=args.passage_prefix, engine=_engine(args))
+    info = dense_search(args.dataset, args.output, model=args.model, index=args.index,
+                        **dense_options_from(args))
     for note in info.notes:
         print(f"negplugins: note: {note}", file=sys.stderr)
     if not info.complete:
@@ -117,11 +67,12 @@ def _cmd_splade(args) -> int:
 
 def _cmd_rerank(args) -> int:
     _offline()
+    from .dense_options import engine_from
     from .rerank import rerank
 
     info = rerank(args.dataset, args.output, model=args.model, run=args.run, candidates=args.candidates,
                   reranker=args.reranker, top_k=args.top_k, batch_size=args.batch_size,
-                  max_length=args.max_length, run_tag=args.run_tag, force=args.force, engine=_engine(args),
+                  max_length=args.max_length, run_tag=args.run_tag, force=args.force, engine=engine_from(args),
                   index=args.index, progress=args.progress)
     print(f"reranked {info['pairs']} pairs of {info.queries} queries with {info['reranker']} {info['model']}; "
           f"wrote {info.lines} lines to {args.output}")
@@ -165,17 +116,6 @@ def _cmd_search_beir_rerank(args) -> int:
                        run_tag=args.run_tag, force=args.force)
     print(f"wrote {info.lines} lines for {info.queries} queries to {info['output']}")
     return 0
-
-
-def _add_engine(p, work: str) -> None:
-    MAX_RAY_WORKERS = 4096  # negplugins.runners.ray_engine.MAX_RAY_WORKERS, not imported: Ray stays unloaded
-    p.add_argument("--engine", choices=("single", "ray"), default="single",
-                   help=f"single: {work} in this process (default); ray: on a Ray cluster, the same output "
-                        "(pip install 'negplugins[ray]')")
-    p.add_argument("--ray-address", help="with --engine ray: join this Ray cluster (auto, HOST:6379); default: "
-                                         "start a local Ray on this machine")
-    p.add_argument("--ray-workers", type=bounded_int(1, MAX_RAY_WORKERS),
-                   help="with --engine ray: model workers (default: one per GPU, else one per node with its CPUs)")
 
 
 def _cmd_topics(args) -> int:
@@ -259,11 +199,9 @@ def add_search_command(commands):
 def add_commands(commands, runners) -> None:
     """Add ``dense``, ``splade``, ``rerank``, ``bm25s``, ``beir-dense`` and ``beir-rerank`` to ``negplugins search``
     (``commands`` is unused)."""
+    from .dense_options import add_dense_options, add_engine_options
+
     # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
-    DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
-    DENSE_BACKENDS = ("torch", "onnx", "openvino")
-    DENSE_DTYPES = ("float32", "float16", "bfloat16", "int8")
-    DENSE_POOLINGS = ("mean", "cls", "last-token")
     RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
     SPLADE_DEFAULTS = {"batch_size": 16, "max_length": 512, "query_max_length": 256, "quantization": 51.2}
     RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
@@ -276,61 +214,9 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--output", "-o", required=True, help="run file to write (.gz is compressed)")
     p.add_argument("--model", help="sentence-transformers / Hugging Face model folder or cached id "
                                    "(default: the packaged all-MiniLM-L6-v2)")
-    p.add_argument("--encoder", dest="model", help=argparse.SUPPRESS)  # the old spelling of --model
-    p.add_argument("--query-encoder", help="a separate query model (DPR-style); passages are encoded by --model "
-                                           "(default: --model encodes both)")
-    p.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH_SIZE), default=DENSE_DEFAULTS["batch_size"],
-                   help=f"texts per forward pass, 1 to {MAX_BATCH_SIZE} (default: {DENSE_DEFAULTS['batch_size']}; "
-                        "on a GPU larger batches, e.g. 512, fill it better)")
-    p.add_argument("--device", help="auto, cpu, cuda, cuda:N or mps (default: auto = cuda when PyTorch sees a GPU, "
-                                    "else cpu; onnx and openvino run on the CPU)")
-    p.add_argument("--backend", choices=DENSE_BACKENDS,
-                   help="torch, or an ONNX export run by onnxruntime or OpenVINO, cached beside the index "
-                        "(default: torch, or the --index's)")
-    p.add_argument("--dtype", choices=DENSE_DTYPES,
-                   help="float32; float16/bfloat16 (torch, openvino); int8 (onnx: dynamic per-channel "
-                        "quantization; openvino: NNCF static quantization calibrated on the corpus's first passages) "
-                        "(default: float32, or the --index's)")
-    p.add_argument("--pooling", choices=DENSE_POOLINGS,
-                   help="default: the model's sentence-transformers pooling, else mean")
-    p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None,
-                   help="L2-normalise the vectors, so inner product = cosine (default: yes; DPR: --no-normalize)")
-    p.add_argument("--max-length", type=bounded_int(1, MAX_LENGTH),
-                   help=f"token limit per text, 1 to {MAX_LENGTH} (default: the model's max_seq_length)")
-    p.add_argument("--query-prefix", help="prepended to every query, e.g. 'query: ' for E5 ('' for none; default: "
-                                          "the model's stored prompt 'query', else none)")
-    p.add_argument("--passage-prefix", help="prepended to every passage, e.g. 'passage: ' for E5 ('' for none; "
-                                            "default: the model's stored prompt 'document'/'passage', else none)")
-    p.add_argument("--hits", type=bounded_int(1, MAX_HITS), default=DENSE_DEFAULTS["hits"],
-                   help=f"documents per query, 1 to {MAX_HITS} (default: {DENSE_DEFAULTS['hits']}, as Pyserini)")
-    p.add_argument("--shard-id", type=bounded_int(0, MAX_SHARDS - 1),
-                   help="encode only this shard, 0 to shard-num - 1, as pyserini.encode")
-    p.add_argument("--shard-num", type=bounded_int(1, MAX_SHARDS), default=DENSE_DEFAULTS["shard_num"],
-                   help=f"split encoding into this many shards, 1 to {MAX_SHARDS}; finished shards are kept and "
-                        "skipped on rerun (with --engine ray too: say one shard per 100,000 documents, so that an "
-                        "interrupted job resumes)")
     p.add_argument("--index", help="search this existing faiss index folder (default: build or reuse "
                                    "indexes/faiss/<corpus>/<model>)")
-    p.add_argument("--rebuild", action="store_true", help="encode again even if an up-to-date index exists")
-    p.add_argument("--index-type", metavar="FACTORY",
-                   help="faiss index factory string, inner product: Flat (default, exact, Pyserini's layout), HNSW32, "
-                        "IVF65536,PQ64, ...; recorded in the index manifest and the run's sidecar")
-    p.add_argument("--train-sample", type=bounded_int(1, 100_000_000), metavar="N",
-                   help="vectors an index type that needs training (IVF, PQ) is trained on, drawn at random "
-                        "(default: min(documents, 100000))")
-    p.add_argument("--search-shards", action="store_true",
-                   help="keep the encoded shards as the (Flat) index and search one shard at a time, merging "
-                        "each shard's top hits: exact search with one shard in memory")
-    p.add_argument("--max-index-memory", metavar="SIZE",
-                   help="memory one searched index may take (512M, 16G, ...): a Flat index over it is kept as "
-                        "shards that fit (as --search-shards, with --shard-num raised as needed)")
-    p.add_argument("--search-params", metavar="PARAMS",
-                   help="faiss ParameterSpace settings of an approximate index at search time, e.g. nprobe=64 "
-                        "(IVF) or efSearch=128 (HNSW)")
-    p.add_argument("--run-tag", help="last column of the run (default: dense-<model>)")
-    add_progress_options(p)
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _add_engine(p, "encode the documents")
+    add_dense_options(p)
     p.set_defaults(func=_cmd_dense, reads=options_read("index", "model", "query_encoder"))
 
     p = runners.add_parser("splade", help="learned sparse retrieval (SPLADE-style masked language model): encode "
@@ -390,7 +276,7 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--run-tag", help="last column of the run (default: rerank-<kind>-<model>)")
     add_progress_options(p)
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _add_engine(p, "score the pairs")
+    add_engine_options(p, "score the pairs")
     p.set_defaults(func=_cmd_rerank, reads=options_read("run", "index", "model"))
 
     p = runners.add_parser("bm25s", help="BM25 with the bm25s package (no Java); --preset comlq-authors is the ComLQ "

@@ -1,18 +1,12 @@
-"""Dense retrieval: encode a dataset's documents into a Pyserini-style faiss index and search it.
-
-The index (its layout on disk, the encoding settings it records, its shards and how they are merged) is
-:mod:`negplugins.runners.dense_index_format`; the exact and approximate search of it, with the run's tie order,
-is :mod:`negplugins.runners.faiss_search`. This module is the runner: :func:`dense_index` encodes (or reuses)
-the index, :func:`dense_search` encodes the queries, searches and writes the run and its sidecar.
-
-``engine="ray"`` (``--engine ray``) encodes the shards on a Ray cluster instead
-(:mod:`negplugins.runners.ray_engine`): the same shards, index and run as this process with the same
-``shard_num`` (a shard's texts are sorted by length and batched as a whole, so the shard count, not the engine,
-decides the batches), a shard written as soon as all its documents are encoded.
+"""Dense retrieval: encode a dataset's documents into a Pyserini-style faiss index (:func:`dense_index`) and search
+it (:func:`dense_search`). The index on disk is :mod:`~negplugins.runners.dense_index_format`, its search
+:mod:`~negplugins.runners.faiss_search`, the options :mod:`~negplugins.runners.dense_options`; the Ray engine
+(:mod:`~negplugins.runners.ray_engine`) encodes the same shards elsewhere. How-to: docs/runners.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -28,57 +22,40 @@ from ..io.integrity import damage, file_records
 from ..io.interrupts import deferred_signals
 from ..io.outputs import check_run_output
 from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
-from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_SHARDS, check_int
 from . import ray_engine
 from .common import MANIFEST, pyserini_topic_order, read_manifest
 from .dense_index_format import (
     DEFAULT_INDEX_TYPE,
     FAISS_FILES,
     INDEX_FORMAT,
-    MAX_TRAIN_SAMPLE,
     SHARD_MANIFEST,
+    DamagedIndex,
     calibration_texts,
-    check_dense_index,
     default_dense_index_path,
-    encoder_record,
     encoders_path,
     ids_sha256,
     index_encoding,
     link_tree,
-    load_dense_index,
     new_index,
     normalise_index_type,
+    note_damaged,
     open_dense_index,
     parse_memory_size,
     pyserini_search_args,
     read_shard_manifest,
     reusable_layout,
-    reusable_passage_index,
     shard_bounds,
     shards_path,
     undamaged,
     write_flat_index,
     write_merged_index,
 )
-from .dense_options import DENSE_DEFAULTS, EncodingOptions, IndexOptions, SearchOptions, option_objects
-from .encoders import DenseEncoder, ModelRef, encode_texts, encoder_settings, model_defaults, resolve_model
+from .dense_options import EncodingOptions, IndexOptions, split_options
+from .encoders import DenseEncoder, encode_texts
 from .encoding_pipeline import length_groups
-from .encoding_settings import encoding_fingerprint
-from .faiss_search import check_search_params, search_index_folder, search_vectors, stored_passage_vectors
-
-__all__ = ["DENSE_DEFAULTS", "DEFAULT_INDEX_TYPE", "DenseIndex", "default_dense_index_path", "dense_index",
-           "dense_search", "check_dense_index", "load_dense_index", "parse_memory_size", "search_index_folder",
-           "search_vectors", "shard_bounds", "reusable_passage_index", "stored_passage_vectors", "EncodingOptions",
-           "IndexOptions", "SearchOptions"]
-
-
-def _check_shards(shard_id, shard_num):
-    check_int(shard_num, "--shard-num", 1, MAX_SHARDS)
-    if shard_id is not None:
-        try:
-            check_int(shard_id, "--shard-id", 0, shard_num - 1)
-        except UserError as error:
-            raise UserError(f"{error} (for --shard-num {shard_num})") from None
+from .encoding_settings import encoder_settings, encoding_fingerprint, model_defaults
+from .faiss_search import search_index_folder
+from .model_refs import ModelRef, resolve_model
 
 
 @dataclass
@@ -113,50 +90,27 @@ def _encode_shard(encoder, texts, batch_size, desc, progress):
 
 
 def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: str | os.PathLike | None = None, *,
-                encoder: DenseEncoder | None = None, options: IndexOptions | None = None,
-                encoding: EncodingOptions | None = None, **keywords) -> DenseIndex:
-    """Encode the documents of ``dataset_id`` into a faiss index, or reuse one built earlier.
+                encoder: DenseEncoder | None = None, **options) -> DenseIndex:
+    """Encode the documents of ``dataset_id`` into a faiss index, or reuse the one whose manifest records the same
+    corpus, data origin and encoding fingerprint.
 
-    An index is reused only when its manifest records the same corpus and data origin, and the same encoding
-    fingerprint (:func:`~negplugins.runners.encoding_settings.encoding_fingerprint`: the model's weights and every
-    file that shapes its vectors, the encoding settings, the text as encoded); otherwise it is encoded again.
-
-    Parameters
-    ----------
-    dataset_id : str
-        A registered dataset id; subsets share the index of their corpus.
-    model : str or path, optional
-        sentence-transformers or Hugging Face model (folder or cached id); default all-MiniLM-L6-v2.
-    index : path, optional
-        Destination folder; defaults to :func:`default_dense_index_path`.
-    encoder : DenseEncoder, optional
-        An already loaded passage encoder (avoids loading it twice); the encoding options are then its own.
-    options : IndexOptions, optional
-        Batch size, shards, index type, memory budget, engine (:class:`~negplugins.runners.dense_options.IndexOptions`).
-    encoding : EncodingOptions, optional
-        The passage encoder's options (:class:`~negplugins.runners.dense_options.EncodingOptions`; its
-        ``passage_prefix`` is the encoder's ``prefix``; the query options do not apply); ``None``: the defaults
-        (``auto``, ``float32``, ``torch``, the model's own).
-    **keywords
-        Any field of either, by name (``batch_size=32``, ``shard_num=4``, ``dtype="float16"``, ...): set on
-        ``options`` / ``encoding``.
-
-    Returns
-    -------
-    DenseIndex
-        ``complete`` is false only when ``shard_id`` was given and other shards are still missing.
+    ``options`` are fields of :class:`~negplugins.runners.dense_options.IndexOptions` and the passage side of
+    :class:`~negplugins.runners.dense_options.EncodingOptions`; ``encoder``, a loaded passage encoder, brings its
+    own encoding. Not ``complete`` while shards are missing (``shard_id`` given).
     """
-    options, encoding = option_objects("dense_index", keywords, options or IndexOptions(),
-                                       encoding or EncodingOptions())
+    settings, encoding = split_options("dense_index", options, (IndexOptions, EncodingOptions))
     for name in ("query_encoder", "query_prefix"):
         if getattr(encoding, name) is not None:
             raise TypeError(f"dense_index() encodes passages only: {name} is an option of dense_search()")
+    return _dense_index(dataset_id, model, index, encoder, settings, encoding)
+
+
+def _dense_index(dataset_id: str, model, index, encoder, options: IndexOptions, encoding: EncodingOptions,
+                 hashes: bool = True) -> DenseIndex:
+    """:func:`dense_index`; an index is reused after checking the SHA-256 of its files only with ``hashes`` (else
+    their sizes: the search that follows reads them)."""
     batch_size, shard_num, shard_id = options.batch_size, options.shard_num, options.shard_id
-    check_int(batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
-    _check_shards(shard_id, shard_num)
     index_type = normalise_index_type(options.index_type)
-    if options.train_sample is not None:
-        check_int(options.train_sample, "--train-sample", 1, MAX_TRAIN_SAMPLE)
     budget = None if options.max_index_memory is None else parse_memory_size(options.max_index_memory)
     if options.search_shards and index_type != DEFAULT_INDEX_TYPE:
         raise UserError(f"--search-shards: searches the shards of a Flat index exactly; --index-type {index_type} "
@@ -168,8 +122,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         raise UserError(f"--engine ray: the Ray workers load the model from its folder, and encoder {ref.name!r} "
                         f"is a model object with none; save it to a folder, or encode with engine='single'")
     settings = encoder.settings if encoder is not None else encoder_settings(
-        ref, prefix=encoding.passage_prefix, role="passage", pooling=encoding.pooling, normalize=encoding.normalize, max_length=encoding.max_length,
-        backend=encoding.backend or "torch", dtype=encoding.dtype or "float32")
+        ref, prefix=encoding.passage_prefix, role="passage", pooling=encoding.pooling, normalize=encoding.normalize,
+        max_length=encoding.max_length, backend=encoding.backend or "torch", dtype=encoding.dtype or "float32")
     path = Path(index) if index is not None else default_dense_index_path(dataset_id, ref, settings)
     corpus = datasets.docs_root_id(dataset_id)
     made_from = {"fingerprint": encoding_fingerprint(ref, settings), "data_origin": datasets.data_origins(dataset)}
@@ -177,7 +131,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
                 "index_type": index_type, **made_from}
     existing = read_manifest(path)
     if not options.rebuild and existing is not None and index_encoding(existing) == settings \
-            and reusable_layout(path, existing, expected, options.search_shards, budget) and undamaged(path, existing):
+            and reusable_layout(path, existing, expected, options.search_shards, budget) \
+            and undamaged(path, existing, hashes):
         return DenseIndex(path, True, False, list(range(existing.get("shard_num", 1))),
                           existing.get("shard_num", 1), existing)
     if path.exists() and existing is None and any(path.iterdir()):
@@ -196,18 +151,21 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         raise UserError(f"--shard-num {shard_num}: more shards than the {len(ids):,} documents of {corpus}; give at "
                         f"most {len(ids):,}")
     # an encoder given by the caller brings its own (one without the attribute has nothing to calibrate)
-    calibration = getattr(encoder, "calibration", None) if encoder is not None else calibration_texts(dataset_id, settings)
+    calibration = getattr(encoder, "calibration", None) if encoder is not None \
+        else calibration_texts(dataset_id, settings)
     if encoder is None:
         encoder = DenseEncoder(ref, role="passage", device=encoding.device, cache=encoders_path(path),
                                calibration=calibration, **settings)
     new_index(index_type, encoder.dimension)  # a bad factory string fails before any encoding
     vector_bytes = len(ids) * encoder.dimension * 4
-    keep_shards = options.search_shards or (index_type == DEFAULT_INDEX_TYPE and budget is not None and vector_bytes > budget)
+    keep_shards = options.search_shards or (index_type == DEFAULT_INDEX_TYPE and budget is not None
+                                            and vector_bytes > budget)
     if keep_shards and budget is not None and -(-vector_bytes // shard_num) > budget:
         needed = -(-vector_bytes // budget)
         if shard_id is not None:
-            raise UserError(f"--max-index-memory {options.max_index_memory}: {len(ids):,} vectors of {encoder.dimension} "
-                            f"dimensions need --shard-num {needed} or more for each shard to fit, got {shard_num}")
+            raise UserError(f"--max-index-memory {options.max_index_memory}: {len(ids):,} vectors of "
+                            f"{encoder.dimension} dimensions need --shard-num {needed} or more for each shard to fit, "
+                            f"got {shard_num}")
         shard_num = min(max(shard_num, needed), len(ids))
     shard_root = shards_path(path)
     if options.rebuild and shard_root.exists():
@@ -227,8 +185,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             and (shard_folder(i) / "index").is_file() and (shard_folder(i) / "docid").is_file()
         damaged = damage(shard_folder(i), have.get("files"), hashes=False) if done else None  # sizes: cheap
         if damaged:
-            raise UserError(f"{shard_folder(i)}: this finished shard of the dense index {path} is damaged ({damaged}); "
-                            f"remove the shard folder to have it encoded again, or rerun with --rebuild")
+            raise UserError(f"{shard_folder(i)}: this finished shard of the dense index {path} is damaged "
+                            f"({damaged}); remove the shard folder to have it encoded again, or rerun with --rebuild")
         return done
 
     built = False
@@ -256,7 +214,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             write_flat_index(tmp, ids[start:end], vectors, encoder.dimension)
             manifest = dict(shard_expected, shard_id=i, start=start, end=end,
                             docids_sha256=ids_sha256(ids[start:end]), documents=end - start, batch_size=batch_size,
-                            encoder=encoder_record(encoder), engine=ray_engine.describe(options.engine)["name"],
+                            encoder={"device": encoder.device, "export": encoder.export},
+                            engine=ray_engine.describe(options.engine)["name"],
                             files=file_records(tmp, hashed=FAISS_FILES, skip=(SHARD_MANIFEST, MARKER)))
             (tmp / SHARD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         built = True
@@ -271,7 +230,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
         merged_ids += (folder / "docid").read_text(encoding="utf-8").splitlines()
         encoded_by.append((read_shard_manifest(folder / SHARD_MANIFEST) or {}).get("encoder"))
     if merged_ids != ids:
-        raise UserError(f"{shard_root}: the shards do not hold the documents of {corpus} in order; rerun with --rebuild")
+        raise UserError(f"{shard_root}: the shards do not hold the documents of {corpus} in order; rerun with "
+                        f"--rebuild")
     manifest = dict(expected, encoding=settings, dataset=dataset_id, documents=len(ids), dimension=encoder.dimension,
                     metric="inner_product", normalized=settings["normalize"], pooling=encoder.pooling,
                     max_length=encoder.max_length, shard_num=shard_num, batch_size=batch_size,
@@ -287,8 +247,9 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     else:
         with atomic_directory(path) as tmp:
-            manifest["train_sample"] = write_merged_index(tmp, folders, ids, encoder.dimension, index_type, options.train_sample,
-                                                     budget, options.max_index_memory, label=str(path))
+            manifest["train_sample"] = write_merged_index(tmp, folders, ids, encoder.dimension, index_type,
+                                                          options.train_sample, budget, options.max_index_memory,
+                                                          label=str(path))
             manifest["files"] = file_records(tmp, hashed=FAISS_FILES, skip=(MANIFEST, MARKER))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     with deferred_signals():  # the shards are in the index now: no half-removed copy is left
@@ -322,6 +283,13 @@ def _check_made_like(index_path: Path, manifest: dict | None, ref: ModelRef, pas
                         f"reads now (a derived copy, or the release); leave out --index to encode the documents again")
 
 
+def _encode_queries(query, texts: list[str], dataset_id: str, options: IndexOptions) -> np.ndarray:
+    from ..options import progress_bar
+
+    with progress_bar(len(texts), f"encoding the queries of {dataset_id}", options.progress, "queries") as bar:
+        return encode_texts(query, texts, options.batch_size, bar)
+
+
 def _query_side(encoder):
     """The query encoder of a given passage encoder: the same model with the model's query prompt."""
     if isinstance(encoder, DenseEncoder) and encoder.ref.path is not None:
@@ -331,59 +299,17 @@ def _query_side(encoder):
 
 def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.PathLike | None = None,
                  index: str | os.PathLike | None = None, *, encoder: DenseEncoder | None = None,
-                 search: SearchOptions | None = None, options: IndexOptions | None = None,
-                 encoding: EncodingOptions | None = None, **keywords) -> RunResult:
-    """Rank the documents of ``dataset_id`` for each of its queries by embedding similarity; write a TREC run.
+                 **options) -> RunResult:
+    """Rank the documents of ``dataset_id`` for each of its queries by embedding similarity; write a TREC run (in
+    Pyserini's topic order) and its sidecar.
 
-    Passages are encoded by ``model``, queries by ``encoding.query_encoder`` when given (DPR-style pairs), else
-    by ``model`` too. Without ``index`` the documents are encoded (or a matching index is reused) with
-    :func:`dense_index`. Queries are written in Pyserini's topic order; see
-    :mod:`negplugins.runners.faiss_search` for the tie order. The metadata sidecar is written beside the run;
-    it records both encoders' settings.
-
-    Parameters
-    ----------
-    dataset_id : str
-        A registered dataset id.
-    output : path
-        The run file to write (atomically; ``.gz`` is compressed).
-    model : str or path, optional
-        Passage encoder (folder or cached Hugging Face id); defaults to the model the index was built with,
-        else all-MiniLM-L6-v2.
-    index : path, optional
-        An existing faiss index folder (ours or one written by ``pyserini.encode --to-faiss``).
-    encoder : DenseEncoder or SentenceEncoder, optional
-        An already loaded encoder of passages and queries (``model`` is then not read, and the encoding
-        options must be left out): a model loaded once for several runs, or a model object
-        (:meth:`SentenceEncoder.from_model`).
-    search : SearchOptions, optional
-        Hits, faiss search parameters, run tag, recorded command, ``force``
-        (:class:`~negplugins.runners.dense_options.SearchOptions`).
-    options : IndexOptions, optional
-        The index to build (:class:`~negplugins.runners.dense_options.IndexOptions`; see :func:`dense_index`);
-        with ``index`` only its batch size, progress and engine apply (the index's own type is searched). With
-        ``shard_id``, only that shard is encoded and the search runs only once every shard is finished.
-    encoding : EncodingOptions, optional
-        How passages and queries are encoded (:class:`~negplugins.runners.dense_options.EncodingOptions`);
-        with ``index``, ``None`` means the index's own settings.
-    **keywords
-        Any field of the three, by name (``hits=10``, ``shard_num=4``, ``dtype="float16"``, ...).
-
-    Returns
-    -------
-    RunResult
-        What was run (:class:`negplugins.io.run_writer.RunResult`); ``complete`` is false and ``lines`` is ``None``
-        (no run written) when sharded encoding is not finished; ``notes`` lists remarks for the user (a slow dtype
-        on this machine).
+    Without ``index`` the documents are encoded, or a matching index reused (:func:`dense_index`). ``encoder``: a
+    loaded encoder of passages and queries, with its own settings. ``options`` are the fields of the option groups
+    of :mod:`~negplugins.runners.dense_options` (``hits=10``, ``shard_num=4``, ``dtype="float16"``, ...). Not
+    ``complete``, and no run written, while shards are missing.
     """
-    search, options, encoding = option_objects("dense_search", keywords, search or SearchOptions(),
-                                               options or IndexOptions(), encoding or EncodingOptions())
+    encoding, options, search = split_options("dense_search", options)
     backend, dtype = encoding.backend, encoding.dtype
-    check_int(search.hits, "--hits", 1, MAX_HITS)
-    check_int(options.batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
-    _check_shards(options.shard_id, options.shard_num)
-    check_search_params(search.search_params)
-    ray_engine.engine_of(options.engine)
     if index is not None:  # never into the index it searches, even with --force
         check_run_output(output, inputs=[index, shards_path(index)], force=search.force)
     else:
@@ -425,19 +351,20 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
             _check_made_like(index_path, manifest, ref, passage, dataset)
             opened = open_dense_index(index_path)  # fail before loading the model
             # one pooling and normalisation on both sides (the index's); the index's token limit for the same model
-            limit = encoding.max_length if encoding.max_length is not None or query_ref is not None else passage["max_length"]
-            query = DenseEncoder(query_ref or ref, role="query", prefix=encoding.query_prefix, pooling=passage["pooling"],
-                                 normalize=passage["normalize"], max_length=limit, backend=backend, dtype=dtype,
-                                 device=encoding.device, cache=encoders_path(index_path),
-                                 calibration=calibration_texts(dataset_id, passage))
+            limit = encoding.max_length if encoding.max_length is not None or query_ref is not None \
+                else passage["max_length"]
+            query = DenseEncoder(query_ref or ref, role="query", prefix=encoding.query_prefix,
+                                 pooling=passage["pooling"], normalize=passage["normalize"], max_length=limit,
+                                 backend=backend, dtype=dtype, device=encoding.device,
+                                 cache=encoders_path(index_path), calibration=calibration_texts(dataset_id, passage))
     else:
         if encoder is not None:
             ref, passage, query = encoder.ref, encoder.settings, _query_side(encoder)
         else:
             ref = resolve_model(model)
             backend, dtype = backend or "torch", dtype or "float32"
-            passage = encoder_settings(ref, prefix=encoding.passage_prefix, role="passage", backend=backend, dtype=dtype,
-                                       **shape)
+            passage = encoder_settings(ref, prefix=encoding.passage_prefix, role="passage", backend=backend,
+                                       dtype=dtype, **shape)
             index_path = default_dense_index_path(dataset_id, ref, passage)
             check_run_output(output, inputs=[index_path, shards_path(index_path)], force=search.force)
             calibration = calibration_texts(dataset_id, passage)
@@ -452,7 +379,7 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                                      normalize=passage["normalize"], max_length=encoding.max_length, backend=backend,
                                      dtype=dtype, device=encoding.device, cache=encoders_path(index_path),
                                      calibration=calibration)
-        built = dense_index(dataset_id, index=None, encoder=encoder, options=options)
+        built = _dense_index(dataset_id, None, None, encoder, options, EncodingOptions(), hashes=False)
         index_path = built.path
         if not built.complete:
             missing = sorted(set(range(options.shard_num)) - set(built.shards_done))
@@ -461,16 +388,25 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                                  "dataset": dataset_id, "index": str(index_path), "complete": False,
                                  "shards_done": built.shards_done, "shards_missing": missing,
                                  "shard_num": options.shard_num, "lines": None, "queries": len(order), "notes": notes})
-        manifest = built.manifest
-        opened = open_dense_index(index_path)
-    if opened.dimension != query.dimension:
-        raise UserError(f"{index_path}: index vectors have {opened.dimension} dimensions but the query encoder "
-                        f"{query.ref.id!r} gives {query.dimension}")
-    from ..options import progress_bar
-
-    with progress_bar(len(order), f"encoding the queries of {dataset_id}", options.progress, "queries") as bar:
-        query_vectors = encode_texts(query, [texts[q] for q in order], options.batch_size, bar)
-    ranking = search_index_folder(opened, query_vectors, search.hits, search.search_params)
+        manifest, opened = built.manifest, None
+    query_vectors = None
+    while True:
+        try:
+            opened = opened or open_dense_index(index_path)
+            if opened.dimension != query.dimension:
+                raise UserError(f"{index_path}: index vectors have {opened.dimension} dimensions but the query "
+                                f"encoder {query.ref.id!r} gives {query.dimension}")
+            if query_vectors is None:
+                query_vectors = _encode_queries(query, [texts[q] for q in order], dataset_id, options)
+            ranking = search_index_folder(opened, query_vectors, search.hits, search.search_params)
+            break
+        except DamagedIndex as error:  # an index reused unread: encoded again, once
+            if index is not None or built.built:
+                raise
+            note_damaged(error)
+            built = _dense_index(dataset_id, None, None, encoder, dataclasses.replace(options, rebuild=True),
+                                 EncodingOptions())
+            manifest, opened = built.manifest, None
     tag = search.run_tag or f"dense-{datasets.slug(ref.name)}"
     built_type = (manifest or {}).get("index_type", DEFAULT_INDEX_TYPE if manifest else None)
     layout = (manifest or {}).get("layout", "merged")
@@ -488,8 +424,8 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
     normalised = ", L2-normalised" if passage["normalize"] else ""
     queries_by = f", queries by {query.ref.name}" if query_ref is not None else ""
     sidecar = Sidecar(dataset=dataset_id, runner="dense",
-                      system=f"dense {ref.name}{queries_by} (faiss {described}, {passage['pooling']} pooling{normalised}, "
-                             f"{passage['backend']} {passage['dtype']})",
+                      system=f"dense {ref.name}{queries_by} (faiss {described}, {passage['pooling']} pooling"
+                             f"{normalised}, {passage['backend']} {passage['dtype']})",
                       tag=tag, parameters=parameters, model=ref.metadata(),
                       index={"path": str(index_path), "manifest": manifest},
                       language=datasets.dataset_language(dataset), command=search.command)

