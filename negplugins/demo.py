@@ -9,6 +9,7 @@ from pathlib import Path
 from .errors import UserError
 from .evaluation.scoring import evaluate
 from .io.files import atomic_directory
+from .options import MAX_THREADS, bounded_int
 from .runners.bm25 import bm25_search
 from .runners.lucene_index import lucene_index
 
@@ -20,23 +21,8 @@ DEMO_DATASET = "negplugins-demo"
 def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
     """Index the demo dataset, run BM25 over it and return the evaluation as a table.
 
-    The table has the demo's default measures (standard and negation measures), overall and per kind
-    of query (exclusion, negation-pair, and, or, not).
-
-    Parameters
-    ----------
-    workdir : path, optional
-        The index and the run go into ``<workdir>/negplugins-demo/`` (``indexes/lucene/`` and
-        ``runs/bm25.trec``), a folder the demo owns: it is replaced on each run, and refused if it
-        holds files the suite did not write. Nothing else under ``workdir`` is touched. A temporary
-        folder (removed afterwards) when not given.
-    threads : int
-        Indexing and search threads.
-
-    Raises
-    ------
-    UserError
-        ``workdir`` is not a folder, or ``<workdir>/negplugins-demo`` holds files the suite did not write.
+    The index and the run go into ``<workdir>/negplugins-demo/``, a folder the demo owns and replaces on each run
+    (a temporary folder without ``workdir``).
     """
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="negplugins-demo-") as tmp:
@@ -60,9 +46,6 @@ def _cmd_demo(args) -> int:
 
 
 def add_commands(commands, runners) -> None:
-    """Add ``demo`` to the top-level subparsers ``commands`` (through ``cli.COMMAND_MODULES``)."""
-    from .options import MAX_THREADS, bounded_int
-
     p = commands.add_parser("demo", help="index the embedded demo dataset, run BM25 and evaluate it (offline)")
     p.add_argument("--workdir", help="keep the index and run in WORKDIR/negplugins-demo, a folder the demo owns and "
                                      "replaces on each run (default: a temporary folder)")

@@ -1,11 +1,7 @@
 """The variables the command line checks before any work, and the caches it may tell the user to remove.
 
-ir_datasets creates its home folder (``IR_DATASETS_HOME``, default ``~/.ir_datasets``) and one folder per
-dataset while it is being *imported*, before the command line's error handling could turn a failure into
-one line: a variable pointing at a regular file, or at a folder that cannot be created, gave a full
-traceback. :func:`check_environment` refuses those first, in one line naming the variable. A home that
-exists but is read-only is accepted: a prepared, shared cache works read-only until something must be
-downloaded (which then fails with a message naming the variable).
+ir_datasets creates its home folder while it is being imported, before the command line could turn a failure into
+one line: :func:`check_environment` refuses an unusable one first. A read-only home is accepted (a shared cache).
 """
 
 from __future__ import annotations
@@ -36,13 +32,7 @@ def nearest_existing(path: Path) -> Path | None:
 
 
 def check_environment() -> None:
-    """Refuse an ``IR_DATASETS_HOME`` that ir_datasets cannot use, before ir_datasets is imported.
-
-    Raises
-    ------
-    UserError
-        One line naming the variable (or ``~/.ir_datasets`` when it is not set), what is wrong and what to do.
-    """
+    """Refuse, in one line naming the variable, an ``IR_DATASETS_HOME`` that ir_datasets cannot use."""
     home = ir_datasets_home()
     value = os.environ.get(IR_DATASETS_HOME)
     named = f"{IR_DATASETS_HOME}={value}" if value else f"{home} (ir_datasets' default, {IR_DATASETS_HOME} not set)"

@@ -1,14 +1,8 @@
 """The suite's one error policy: what a user can fix is a user error, everything else is a bug.
 
-The command line prints a user error as one line, ``negplugins: error: ...``, and exits with status 2; a
-bug as ``negplugins: internal error: ...`` (status 1, the traceback with ``-v``). Besides
-:class:`UserError` and its subclasses, an :class:`OSError` is a user error when its cause is one the user
-can fix (:func:`os_error_message`): a path the user named (an output, an index, a run), a folder named by a
-variable the user set (``IR_DATASETS_HOME``, ``TMPDIR``, ...), or a cache the suite rebuilds (the indexes
-and the ir_datasets cache), refused by the operating system for a reason of the user's machine: no
-permission, a read-only file system, a full disk, a file where a folder was expected, a symbolic link loop,
-a name too long. An ``OSError`` about a path the user never chose (a file of an installed package) stays an
-internal error.
+Besides :class:`UserError`, an :class:`OSError` is a user error when the operating system refused a path the user
+chose (named on the command line, under a variable the user set, a cache the suite rebuilds, the working folder)
+for a reason of the user's machine (:func:`os_error_message`). See docs/cli.md.
 """
 
 from __future__ import annotations
@@ -28,8 +22,7 @@ class UserError(Exception):
 
 
 class OutputError(UserError):
-    """An output would replace something the suite did not create, or one of the command's inputs, or cannot be
-    written where it is (:mod:`negplugins.io.files`, :mod:`negplugins.io.destinations`)."""
+    """An output would replace something the suite did not create, or one of the command's inputs."""
 
 
 class UnknownDatasetError(UserError, KeyError):
@@ -89,33 +82,16 @@ def _visible(path: Path) -> Path:
     return path
 
 
-def _within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
+def _within(path: Path, folder: Path | None) -> bool:
+    return folder is not None and (path == folder or folder in path.parents)
 
 
 def os_error_message(error: OSError, named: Iterable = (), variables: Iterable[str] = PATH_VARIABLES,
                      caches: Iterable = (), workdir=None) -> str | None:
-    """One line for ``error`` when its cause is one the user can fix, else ``None`` (a bug in the suite).
+    """``"<path>: <what happened> (<the system's words>); <what to do>"`` when the user can fix it, else ``None``.
 
-    Parameters
-    ----------
-    error : OSError
-        The error, with the ``filename`` it is about (``None`` for a full disk met while writing).
-    named : iterable of paths
-        Paths the user named on the command line. The message names the one ``error`` is about, never a
-        hidden temporary file of the suite.
-    variables : iterable of str
-        Environment variables whose folders are the user's (:data:`PATH_VARIABLES`).
-    caches : iterable of paths
-        Folders the suite rebuilds (indexes, the ir_datasets cache).
-    workdir : path, optional
-        The current directory, where the commands write their default outputs (``topics/``, ``indexes/``):
-        the user chose it by running there.
-
-    Returns
-    -------
-    str or None
-        ``"<path>: <what happened> (<operating system's words>); <what to do>"``.
+    The path shown is the one the user chose (of ``named``, ``variables``, ``caches`` or ``workdir``), never a
+    hidden temporary file of the suite.
     """
     cause = describe_errno(error.errno)
     if cause is None:
@@ -132,30 +108,27 @@ def os_error_message(error: OSError, named: Iterable = (), variables: Iterable[s
     shown = _visible(path)
     for value in named:
         folder = _absolute(value)
-        if folder is not None and folder != Path(folder.anchor) and _within(shown, folder):
+        if _within(shown, folder) and folder != Path(folder.anchor):
             inside = "" if shown == folder else f" ({os.path.relpath(shown, folder)} in it)"
             return f"{value}{inside}: {what} ({detail}); {todo}"
     if error.errno == errno.ENOENT:  # a missing file the user did not name may be the suite's own (a bug)
         return None
     for name in variables:
         value = os.environ.get(name)
-        folder = _absolute(value) if value else None
-        if folder is not None and _within(shown, folder):
+        if value and _within(shown, folder := _absolute(value)):
             inside = "" if shown == folder else f" ({shown})"
             return f"{name}={value}{inside}: {what} ({detail}); {todo}, or set {name} to another folder"
     for cache in caches:
-        folder = _absolute(cache)
-        if folder is not None and _within(shown, folder):
+        if _within(shown, _absolute(cache)):
             return f"{_relative(shown, workdir)}: {what} ({detail}); {todo} (a cache negplugins rebuilds)"
-    folder = _absolute(workdir) if workdir is not None else None
-    if folder is not None and _within(shown, folder):
+    if _within(shown, _absolute(workdir)):
         return f"{_relative(shown, workdir)}: {what} ({detail}); {todo}"
     return None
 
 
 def _relative(path: Path, workdir) -> str:
-    folder = _absolute(workdir) if workdir is not None else None
-    return os.path.relpath(path, folder) if folder is not None and _within(path, folder) else str(path)
+    folder = _absolute(workdir)
+    return os.path.relpath(path, folder) if _within(path, folder) else str(path)
 
 
 #: A terminal colour code (Ray colours its messages).
@@ -163,11 +136,8 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def error_line(error: BaseException, *, whole: bool = False) -> str:
-    """Another library's exception as one line of a message of the suite's own.
+    """Another library's exception as one line, colour codes removed: its first line, or with ``whole`` every line.
 
-    Terminal colour codes are removed. By default the first non-empty line, stripped: what went wrong, without
-    the traceback or hints a library prints below it (transformers, Ray). With ``whole``, every line joined by a
-    space, nothing left out (a reason recorded in a summary, where a hint on the second line is worth keeping).
     The exception's type name when it has no message.
     """
     text = _COLOUR.sub("", str(error))

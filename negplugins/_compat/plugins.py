@@ -1,10 +1,5 @@
-"""What the import hook and the ``negplugins-*`` console scripts do to plug the suite in.
-
-Each function is idempotent. :mod:`_negplugins_autoload` calls the measures, Java and topic-name ones when
-ir_measures, pyserini or pyserini.search is first imported (and imports ``ir_datasets_ext`` itself when
-ir_datasets is);
-the console scripts call them explicitly before handing over to the stock
-command line, which is the way to use the suite with ``NEGPLUGINS_AUTOLOAD=0``.
+"""What the import hook and the ``negplugins-*`` console scripts (for ``NEGPLUGINS_AUTOLOAD=0``) call to plug the
+suite into the stock tools; each function is idempotent. See docs/stock-tools.md.
 """
 
 from __future__ import annotations
@@ -17,13 +12,7 @@ __all__ = ["register_datasets", "register_measures", "configure_java", "pyserini
 
 
 def register_datasets() -> None:
-    """Register the suite's datasets with ir_datasets.
-
-    Warns
-    -----
-    UpstreamChangedWarning
-        When ``ir_datasets.registry`` is not where the suite registers its datasets.
-    """
+    """Register the suite's datasets with ir_datasets."""
     from . import upstream
 
     upstream.check("ir_datasets")  # before ir_datasets_ext registers into ir_datasets.registry
@@ -31,41 +20,28 @@ def register_datasets() -> None:
 
 
 def ir_datasets_command() -> None:
-    """What the ``ir_datasets`` command line gets beyond the datasets: ``export`` and ``lookup`` write every field
-    of the suite's records, bool ones included (:mod:`negplugins._compat.ir_datasets_export`)."""
+    """Have ``ir_datasets export`` and ``lookup`` write the bool fields of the suite's records."""
     from . import ir_datasets_export
 
     ir_datasets_export.install()
 
 
 def register_measures() -> None:
-    """Register the negation measures with ir_measures (:func:`negplugins._compat.ir_measures.register`).
-
-    The one place that does it: ``import negplugins`` calls it, and so does the import hook when ir_measures is
-    first imported. Idempotent.
-    """
+    """Register the negation measures with ir_measures (``import negplugins`` and the import hook call it)."""
     from .ir_measures import register
 
     register()
 
 
 def configure_java(main: str | None = None) -> None:
-    """Prepare the Java 21 runtime for Pyserini (before jnius is imported).
-
-    Parameters
-    ----------
-    main : str, optional
-        The Pyserini module run as this process's program, if known (see :func:`negplugins._compat.jvm.configure`).
-    """
+    """Prepare the Java 21 runtime for Pyserini (before jnius is imported); ``main``: the module run, if known."""
     from . import jvm
 
     jvm.configure(main, require_jvm=False)  # stock Pyserini keeps its own error for a JAVA_HOME without a JVM
 
 
 def pyserini_topic_names() -> None:
-    """Make Pyserini's ``--topics`` and ``trec_eval``'s qrels argument resolve the suite's dataset ids
-    (``--topics comlq``; ``trec_eval ... comlq run.trec``), once ``pyserini.search`` is imported (see
-    :mod:`negplugins._compat.pyserini_topics`)."""
+    """Make Pyserini's ``--topics`` and ``trec_eval``'s qrels argument resolve the suite's dataset ids."""
     from . import pyserini_topics
 
     pyserini_topics.install()
@@ -90,10 +66,7 @@ def ir_datasets_main() -> None:
 
 
 def pyserini_main() -> None:
-    """``negplugins-pyserini MODULE [ARGS]``: ``python -m pyserini.MODULE`` on the suite's Java setup.
-
-    Example: ``negplugins-pyserini search.lucene --index ... --topics comlq --bm25`` (a topic file works too).
-    """
+    """``negplugins-pyserini MODULE [ARGS]``: ``python -m pyserini.MODULE`` on the suite's Java setup."""
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print("usage: negplugins-pyserini MODULE [ARGS...]   e.g. negplugins-pyserini search.lucene --help")
         raise SystemExit(0 if len(sys.argv) >= 2 else 2)

@@ -1,29 +1,8 @@
-"""Mixed standard and negation measures in PyTerrier's ``pt.Experiment``.
+"""Mixed standard and negation measures in PyTerrier's ``pt.Experiment`` (docs/evaluation.md, PyTerrier).
 
-PyTerrier (1.1) evaluates through ir_measures' default pipeline, so it gets the suite's measures (which rank
-each run in the suite's one ranking themselves, :mod:`negplugins.measures.ranking`) once the suite is
-registered; its standard measures are ir_measures' stock values. Two things in its averaging do not fit measures
-that are defined on some queries only:
-
-* per-query values are collected in ``pyterrier._evaluation._execution._ir_measures_to_dict``; a
-  negation measure has no value on the queries it is not defined on, and
-* ``pyterrier._evaluation._rendering._mean_of_measures`` takes the measure names from the first
-  query and divides every sum by the number of queries: a later query without the measure raised
-  ``KeyError``, and a measure absent from the first query (on ComLQ, with no negatives, from all of
-  them) silently vanished from the table.
-
-:func:`install` wraps both: every query gets a value for every requested negation measure (NaN where
-it is undefined, as PyTerrier itself fills topics without qrels), and a negation measure's mean is
-taken over the queries where it is defined, with NaN when there are none. Standard measures keep
-PyTerrier's arithmetic, and a call that involves none of the suite's measures is handed to PyTerrier's own
-function untouched, so its result is exactly stock. So
-``pt.Experiment(..., eval_metrics=[nDCG@10, RightRank@10])`` gives the same numbers as ``negplugins evaluate``. The per-query output (``perquery=True``) shows NaN for undefined
-values; a significance test against a baseline sees those NaNs too (scipy returns NaN for such a
-measure), so compare negation measures with ``negplugins evaluate --baseline``.
-
-The import hook calls :func:`install` after ``pyterrier`` is imported; it is idempotent. The three
-private functions are looked up first (:func:`negplugins._compat.upstream.check`): one that a newer
-PyTerrier moved is named in an :class:`~negplugins._compat.upstream.UpstreamChangedWarning`, and left alone.
+PyTerrier averages every measure over all queries and takes the measure names from the first query. The wrappers
+give each query NaN for a negation measure it is undefined on and average that measure over its defined queries;
+a call without the suite's measures goes to PyTerrier's own function untouched.
 """
 
 import functools
@@ -36,7 +15,7 @@ _NEGATION_NAMES = frozenset(measure.NAME for measure in MEASURES)
 
 
 def _is_negation(name):
-    """Tell whether a measure name of PyTerrier's output (``"RightRank@10"``) is a negation measure."""
+    """Whether a measure name of PyTerrier's output (``"RightRank@10"``) is a negation measure."""
     return str(name).split('@')[0].split('(')[0] in _NEGATION_NAMES
 
 
@@ -79,14 +58,7 @@ def _defined_means(mean_of_measures):
 
 
 def install():
-    """Make PyTerrier's Experiment average the negation measures over their defined queries (idempotent).
-
-    Warns
-    -----
-    UpstreamChangedWarning
-        Once per process for each PyTerrier function named in the module docstring that is not there; that
-        wrapper is not installed.
-    """
+    """Make PyTerrier's Experiment average the negation measures over their defined queries (idempotent)."""
     import importlib
 
     missing = upstream.check("pyterrier")

@@ -1,21 +1,8 @@
 """The third-party internals the suite patches or relies on, checked once per process when a patch is applied.
 
-ir_datasets, ir_measures, PyTerrier, pyjnius and Pyserini offer no plugin interface for what the suite does
-with them, so :mod:`negplugins._compat` reaches into attributes that a new upstream release may rename or
-move. :data:`NEEDED` lists each of them with what stops working without it, and :func:`check` looks them up
-the first time a patch of that package is applied. A missing one is reported as an
-:class:`UpstreamChangedWarning` naming the package, its installed version, the attribute and the
-consequence, instead of an ``AttributeError`` from deep inside a patch; the patch then leaves out what it
-cannot do (the caller reads :func:`check`'s answer).
-
-Pyserini is checked without importing its modules (importing ``pyserini.encode`` loads torch): the
-source file of each module listed must exist, and hold the text the suite relies on where one is given.
-``pyserini.search`` is the exception: it is checked once it has been imported (it starts the JVM), when
-its topic lookup is wrapped.
-
-``NEGPLUGINS_DEBUG=1`` (see :func:`debug`) makes every error the import hook or a ``_compat`` helper
-recovers from print its traceback on stderr; without it such an error is still one line on stderr
-(:func:`report`), never silent.
+A missing one is an :class:`UpstreamChangedWarning` naming the package, its version, the attribute and what stops
+working, and the patch leaves that part out. Pyserini's modules are checked in their source, without importing them
+(``pyserini.search``, which starts the JVM, once it has been imported). See docs/stock-tools.md.
 """
 
 from __future__ import annotations
@@ -28,7 +15,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["UpstreamChangedWarning", "Needed", "NEEDED", "DEBUG_ENV", "check", "debug", "report"]
+__all__ = ["UpstreamChangedWarning", "Needed", "NEEDED", "DEBUG_ENV", "check", "debug", "report", "version"]
 
 DEBUG_ENV = "NEGPLUGINS_DEBUG"
 
@@ -39,20 +26,8 @@ class UpstreamChangedWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Needed:
-    """One thing of an upstream package the suite relies on.
-
-    Parameters
-    ----------
-    module : str
-        The module that holds it (``"ir_measures"``, ``"pyserini.setup"``).
-    attribute : str or None
-        A dotted attribute path inside ``module`` (``"DefaultPipeline.providers"``); ``None`` when the
-        module itself is what is needed.
-    breaks : str
-        What stops working when it is gone, for the warning.
-    text : str or None
-        Text the module's source must contain (checked on the file, without importing the module).
-    """
+    """A module's dotted ``attribute`` (``None``: the module itself, whose source must hold ``text`` if given),
+    and what ``breaks`` without it."""
 
     module: str
     attribute: str | None
@@ -61,7 +36,6 @@ class Needed:
 
     @property
     def name(self) -> str:
-        """``module.attribute`` as written in the warning."""
         return self.module + (f".{self.attribute}" if self.attribute else "")
 
 
@@ -143,13 +117,11 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
     ),
 }
 
-#: Distribution names whose version the warning quotes, where they differ from the package's.
-_DISTRIBUTIONS = {"jnius_config": "pyjnius", "pyserini.search": "pyserini", "pyserini.search.lucene": "pyserini",
-                  "ir_datasets.commands.export": "ir_datasets"}
-
 #: Keys of :data:`NEEDED` that are a module of a package, named by the package in the warning.
 _SHOWN = {"pyserini.search": "pyserini", "pyserini.search.lucene": "pyserini",
           "ir_datasets.commands.export": "ir_datasets"}
+#: Distribution names whose version the warning quotes, where they differ from the package's.
+_DISTRIBUTIONS = {**_SHOWN, "jnius_config": "pyjnius"}
 
 _checked: dict[str, frozenset[str]] = {}
 
@@ -160,15 +132,7 @@ def debug() -> bool:
 
 
 def report(what: str, error: BaseException) -> None:
-    """Tell on stderr that ``what`` failed and was skipped: one line, or the traceback with ``NEGPLUGINS_DEBUG=1``.
-
-    Parameters
-    ----------
-    what : str
-        What was attempted, e.g. ``"reading the JVM options already registered"``.
-    error : BaseException
-        The error recovered from.
-    """
+    """Tell on stderr that ``what`` failed and was skipped: one line, or the traceback with ``NEGPLUGINS_DEBUG=1``."""
     hint = f" (set {DEBUG_ENV}=1 for the traceback)"
     if debug():
         import traceback
@@ -178,7 +142,8 @@ def report(what: str, error: BaseException) -> None:
     print(f"negplugins: {what} failed and was skipped: {type(error).__name__}: {error}{hint}", file=sys.stderr)
 
 
-def _version(package: str) -> str:
+def version(package: str) -> str:
+    """The installed version of ``package``'s distribution, or ``(version unknown)``."""
     from importlib import metadata
 
     try:
@@ -232,35 +197,17 @@ def _present(needed: Needed, sources: dict[Path, str | None]) -> bool:
 
 
 def check(package: str) -> frozenset[str]:
-    """Check, once per process, that what the suite needs of ``package`` is there; warn about each missing thing.
-
-    Parameters
-    ----------
-    package : str
-        A key of :data:`NEEDED` (``"ir_measures"``, ``"pyterrier"``, ``"jnius_config"``, ``"pyserini"``,
-        ``"pyserini.search"``, ``"pyserini.search.lucene"``, ``"ir_datasets"``, ``"ir_datasets.commands.export"``).
-
-    Returns
-    -------
-    frozenset of str
-        The :attr:`Needed.name` of each missing thing (empty when all are there); the same answer on every
-        later call in the process, without a second warning.
-
-    Warns
-    -----
-    UpstreamChangedWarning
-        Once per missing thing, naming package, version, attribute and what stops working.
-    """
+    """The names of what ``package`` (a key of :data:`NEEDED`) lacks, each warned about once per process."""
     if package in _checked:
         return _checked[package]
     sources: dict[Path, str | None] = {}
     missing = [needed for needed in NEEDED[package] if not _present(needed, sources)]
     if missing:
-        version = _version(package)
+        installed = version(package)
         shown = _SHOWN.get(package, package)
         for needed in missing:
             what = f"{needed.name} (with {needed.text!r})" if needed.text else needed.name
-            warnings.warn(f"{shown} {version}: {what} is not where negplugins expects it (a newer {shown} may "
+            warnings.warn(f"{shown} {installed}: {what} is not where negplugins expects it (a newer {shown} may "
                           f"have moved it); {needed.breaks}", UpstreamChangedWarning, stacklevel=2)
     _checked[package] = frozenset(needed.name for needed in missing)
     return _checked[package]

@@ -1,34 +1,11 @@
-"""Command-line commands of the BEIR integration (listed in :data:`negplugins.cli.COMMAND_MODULES`).
-
-``negplugins export beir DATASET DIR``
-    Write a registered dataset as a BEIR folder.
-``negplugins import beir RESULTS.json --dataset DATASET --output RUN``
-    Turn saved BEIR results into a TREC run with a metadata sidecar.
-``negplugins search beir-dense DATASET --output RUN``
-    BEIR's exact dense search with a sentence-transformers model.
-``negplugins search beir-rerank DATASET --run FIRST --model CE --output RUN``
-    BEIR's reranker with a cross-encoder.
-"""
+"""The commands ``negplugins export beir`` and ``negplugins import beir``."""
 
 from __future__ import annotations
-
-import argparse
 
 from ..io.command_inputs import options_read
 from ..options import FORCE_HELP, MAX_HITS, bounded_int
 
 __all__ = ["add_commands"]
-
-
-def _subcommands(commands, name: str, help: str, dest: str):
-    """The subparsers of top-level command ``name``, created unless another module already added it."""
-    parser = commands.choices.get(name)
-    if parser is None:
-        parser = commands.add_parser(name, help=help)
-    for action in parser._actions:  # another command module may already have made it a group
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return parser.add_subparsers(dest=dest, required=True, metavar="FORMAT")
 
 
 def _cmd_export_beir(args) -> int:
@@ -54,8 +31,8 @@ def _cmd_import_beir(args) -> int:
 
 
 def add_commands(commands, runners) -> None:
-    """Add ``export beir`` and ``import beir`` (BEIR's retrievers are ``negplugins search beir-*``)."""
-    export = _subcommands(commands, "export", "write a dataset in another toolkit's format", "export_format")
+    export = commands.add_parser("export", help="write a dataset in another toolkit's format").add_subparsers(
+        dest="export_format", required=True, metavar="FORMAT")
     p = export.add_parser("beir", help="write a dataset as a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
     p.add_argument("dataset", help="registered dataset id, e.g. comlq or comlq/negation")
     p.add_argument("directory", help="folder to create")
@@ -64,7 +41,8 @@ def add_commands(commands, runners) -> None:
     p.add_argument("--no-verify", action="store_true", help="do not re-read the folder after writing it")
     p.set_defaults(func=_cmd_export_beir)
 
-    imports = _subcommands(commands, "import", "turn another toolkit's results into a TREC run", "import_format")
+    imports = commands.add_parser("import", help="turn another toolkit's results into a TREC run").add_subparsers(
+        dest="import_format", required=True, metavar="FORMAT")
     p = imports.add_parser("beir", help="BEIR results JSON ({qid: {docid: score}}) to a TREC run with metadata")
     p.add_argument("results", help="JSON file saved from EvaluateRetrieval.retrieve (json.dump)")
     p.add_argument("--dataset", "-d", required=True, help="registered dataset id the results are for")

@@ -1,24 +1,7 @@
-"""Export a registered dataset in BEIR's folder layout.
+"""Export a registered dataset as a BEIR folder: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
 
-``negplugins export beir comlq/negation out/comlq-negation`` writes::
-
-    out/comlq-negation/corpus.jsonl     {"_id", "title", "text"[, "metadata"]}  one document a line
-    out/comlq-negation/queries.jsonl    {"_id", "text"[, "metadata"]}           one query a line
-    out/comlq-negation/qrels/test.tsv   query-id<TAB>corpus-id<TAB>score, after that header line
-
-Texts are written as the dataset gives them (not re-normalised). A document's ``title`` and ``text`` are
-its :func:`negplugins.datasets.document_fields`: the ``title`` field, ``""`` when it has none, and the
-``text`` field (``default_text()`` when it has none); extra record fields (ComLQ ``answer``, ``type``,
-``structure``, ``num_evidence``, ``has_negation``; BoolQuestions ``question_type``; a document's
-``origin``...) go under ``metadata`` with their JSON types, where BEIR's loader ignores them. Every
-qrels row is kept in the dataset's order, explicit negatives (``-1``) and zeros included; BEIR's
-``GenericDataLoader`` keeps them too (it converts the score with ``int`` and filters nothing), so
-``GenericDataLoader(data_folder=DIR).load("test")`` returns the same labels. It returns only the
-judged queries, as for any BEIR dataset; ``queries.jsonl`` holds them all.
-
-The folder is built beside its destination and renamed into place only when complete; it carries the
-suite's marker (:data:`negplugins.io.files.MARKER`, ignored by BEIR's loader), and an existing folder is
-replaced only with ``overwrite`` and only when it holds nothing but an earlier export.
+Texts are written as the dataset gives them; extra record fields go under ``metadata`` (which BEIR's loader
+ignores), and every qrels row is kept, ``-1`` and ``0`` included. See docs/runners.md (BEIR).
 """
 
 from __future__ import annotations
@@ -26,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 from .. import datasets
@@ -35,7 +19,7 @@ from .folder import QRELS_HEADER, read_beir_folder
 
 __all__ = ["export_beir", "BEIR_FILES"]
 
-#: What an exported folder holds (an existing folder with anything else is never replaced).
+#: What an exported folder holds (a folder with anything else is never replaced).
 BEIR_FILES = ("corpus.jsonl", "queries.jsonl", "qrels")
 
 _DOC_CORE = ("doc_id", "title", "text")
@@ -60,34 +44,32 @@ def _json_value(value):
     return str(value)
 
 
-def _extra_fields(record, core) -> dict:
-    fields = getattr(record, "_fields", ())
-    return {name: _json_value(getattr(record, name)) for name in fields if name not in core}
+def _line(record, core, **fields) -> dict:
+    """``fields``, with the record's other fields under ``metadata`` when it has any."""
+    extra = {name: _json_value(getattr(record, name)) for name in getattr(record, "_fields", ()) if name not in core}
+    return {**fields, "metadata": extra} if extra else fields
 
 
 def _doc_line(doc) -> dict:
     doc_id = _check_id("document", doc.doc_id)
     title, text = datasets.document_fields(doc)
-    line = {"_id": doc_id, "title": title, "text": text}
-    extra = _extra_fields(doc, _DOC_CORE)
-    if extra:
-        line["metadata"] = extra
-    return line
+    return _line(doc, _DOC_CORE, _id=doc_id, title=title, text=text)
 
 
 def _query_line(query) -> dict:
-    query_id = _check_id("query", query.query_id)
-    line = {"_id": query_id, "text": query.default_text()}
-    extra = _extra_fields(query, _QUERY_CORE)
-    if extra:
-        line["metadata"] = extra
-    return line
+    return _line(query, _QUERY_CORE, _id=_check_id("query", query.query_id), text=query.default_text())
 
 
-def _is_beir_export(folder: Path) -> bool:
-    """An export written before folders carried the suite's marker: BEIR's files and nothing else."""
-    return all(p.name in BEIR_FILES for p in folder.iterdir()) and \
-        all(p.name.endswith(".tsv") for p in (folder / "qrels").iterdir() if (folder / "qrels").is_dir())
+def _write_jsonl(path: Path, lines, dataset_id: str, kind: str) -> set[str]:
+    """Write one JSON object a line; the ids written (a UserError on a duplicate ``_id``)."""
+    ids: set[str] = set()
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for line in lines:
+            if line["_id"] in ids:
+                raise UserError(f"{dataset_id}: duplicate {kind} id {line['_id']!r}")
+            ids.add(line["_id"])
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return ids
 
 
 def _check_destination(path: Path, overwrite: bool) -> None:
@@ -105,35 +87,10 @@ def _check_destination(path: Path, overwrite: bool) -> None:
 
 def export_beir(dataset_id: str, directory: str | os.PathLike, split: str = "test", overwrite: bool = False,
                 verify: bool = True) -> dict:
-    """Write a registered dataset as a BEIR folder.
+    """Write a registered dataset as a BEIR folder, built beside it and renamed into place when complete.
 
-    Parameters
-    ----------
-    dataset_id : str
-        A registered dataset id, e.g. ``comlq``, ``comlq/2in`` or ``negplugins-demo``.
-    directory : path
-        The folder to create. It is written beside its destination and renamed into place at the end.
-    split : str
-        Name of the qrels file, ``qrels/<split>.tsv`` (``test`` by default, what
-        ``GenericDataLoader.load()`` reads).
-    overwrite : bool
-        Replace an existing, non-empty folder, provided it holds nothing but a BEIR export.
-    verify : bool
-        Re-read the written folder with :func:`~negplugins.beir.folder.read_beir_folder` before
-        renaming it into place, and check the counts.
-
-    Returns
-    -------
-    dict
-        ``dataset``, ``path``, ``docs``, ``queries``, ``judged_queries``, ``qrels`` and the number of
-        qrels rows per label (``qrels_label_-1``, ``qrels_label_1``...).
-
-    Raises
-    ------
-    UserError
-        Unknown dataset, a dataset without documents, queries or qrels, an id that a BEIR file cannot
-        hold, a duplicate document or query id, qrels for a query the dataset does not have, or a
-        destination that exists and may not be replaced.
+    ``overwrite`` replaces a folder that holds nothing but an earlier export; ``verify`` reads the folder back
+    (:func:`~negplugins.beir.folder.read_beir_folder`) and checks the counts first. Returns the counts.
     """
     if not split or any(c in split for c in "/\\") or split.startswith("."):
         raise UserError(f"split {split!r} must be a plain file name")
@@ -144,28 +101,13 @@ def export_beir(dataset_id: str, directory: str | os.PathLike, split: str = "tes
             raise UserError(f"{dataset_id} has no {what}; a BEIR folder needs documents, queries and qrels")
     path = Path(directory)
     _check_destination(path, overwrite)
-    check_folder_output(path, legacy=_is_beir_export)
+    check_folder_output(path)
 
-    with atomic_directory(path, legacy=_is_beir_export) as tmp:
-        doc_ids: set[str] = set()
-        with open(tmp / "corpus.jsonl", "w", encoding="utf-8", newline="\n") as f:
-            for doc in dataset.docs_iter():
-                line = _doc_line(doc)
-                if line["_id"] in doc_ids:
-                    raise UserError(f"{dataset_id}: duplicate document id {line['_id']!r}")
-                doc_ids.add(line["_id"])
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        query_ids: set[str] = set()
-        with open(tmp / "queries.jsonl", "w", encoding="utf-8", newline="\n") as f:
-            for query in dataset.queries_iter():
-                line = _query_line(query)
-                if line["_id"] in query_ids:
-                    raise UserError(f"{dataset_id}: duplicate query id {line['_id']!r}")
-                query_ids.add(line["_id"])
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    with atomic_directory(path) as tmp:
+        doc_ids = _write_jsonl(tmp / "corpus.jsonl", map(_doc_line, dataset.docs_iter()), dataset_id, "document")
+        query_ids = _write_jsonl(tmp / "queries.jsonl", map(_query_line, dataset.queries_iter()), dataset_id, "query")
         (tmp / "qrels").mkdir()
-        labels: dict[str, int] = {}
-        judged: set[str] = set()
+        labels: Counter[str] = Counter()
         pairs: set[tuple[str, str]] = set()
         with open(tmp / "qrels" / f"{split}.tsv", "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
@@ -178,11 +120,10 @@ def export_beir(dataset_id: str, directory: str | os.PathLike, split: str = "tes
                 if (query_id, doc_id) in pairs:
                     raise UserError(f"{dataset_id}: query {query_id!r}, document {doc_id!r} is judged twice")
                 pairs.add((query_id, doc_id))
-                judged.add(query_id)
-                labels[str(qrel.relevance)] = labels.get(str(qrel.relevance), 0) + 1
+                labels[str(qrel.relevance)] += 1
                 writer.writerow((query_id, doc_id, int(qrel.relevance)))
         info = {"dataset": dataset_id, "path": str(path), "docs": len(doc_ids), "queries": len(query_ids),
-                "judged_queries": len(judged), "qrels": len(pairs),
+                "judged_queries": len({query_id for query_id, _ in pairs}), "qrels": len(pairs),
                 **{f"qrels_label_{k}": v for k, v in sorted(labels.items())}}
         if verify:
             counts = read_beir_folder(tmp, split=split, require_docs=False).counts()

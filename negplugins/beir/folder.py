@@ -1,20 +1,12 @@
-"""A strict reader of BEIR dataset folders.
-
-A BEIR folder holds ``corpus.jsonl`` (one ``{"_id", "title", "text"}`` object a line),
-``queries.jsonl`` (``{"_id", "text"}``, optionally ``"metadata"``) and ``qrels/<split>.tsv`` (a header
-line ``query-id<TAB>corpus-id<TAB>score``, then one judgement a line). BEIR's own
-``GenericDataLoader`` reads such a folder without checking it: a missing ``_id`` becomes the key
-``None``, a qrels row for an unknown query raises a bare ``KeyError``, a blank line a
-``JSONDecodeError`` without a line number. :func:`read_beir_folder` reads the same files the same
-way (qrels through :mod:`csv` with BEIR's settings, every row kept, ``-1`` and ``0`` included) but
-stops at the first problem with ``file:line`` in the message.
-"""
+"""A strict reader of BEIR folders: it reads the files as BEIR's ``GenericDataLoader`` does, but stops at the
+first problem (a missing ``_id``, a blank line, an unknown query) with ``file:line`` in the message."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,24 +24,7 @@ class BeirFormatError(UserError):
 
 @dataclass
 class BeirFolder:
-    """The contents of a BEIR folder, in BEIR's own shapes.
-
-    Attributes
-    ----------
-    path : Path
-        The folder.
-    split : str
-        The qrels split read (``qrels/<split>.tsv``).
-    corpus : dict
-        ``{doc_id: {"title": str, "text": str}}`` in file order (a missing title is ``""``).
-    queries : dict
-        ``{query_id: text}`` for every line of ``queries.jsonl`` (BEIR's loader keeps only the judged
-        ones; see :attr:`judged_queries`).
-    qrels : dict
-        ``{query_id: {doc_id: label}}``, every row kept, negative labels included.
-    query_metadata : dict
-        ``{query_id: metadata}`` for queries that carry a ``metadata`` object.
-    """
+    """The contents of a BEIR folder, in BEIR's own shapes; ``queries`` holds every line, judged or not."""
 
     path: Path
     split: str
@@ -65,19 +40,20 @@ class BeirFolder:
 
     def counts(self) -> dict[str, int]:
         """Documents, queries, judged queries and qrels rows (by label)."""
-        labels: dict[str, int] = {}
-        for docs in self.qrels.values():
-            for label in docs.values():
-                labels[str(label)] = labels.get(str(label), 0) + 1
+        labels = Counter(str(label) for docs in self.qrels.values() for label in docs.values())
         return {"docs": len(self.corpus), "queries": len(self.queries), "judged_queries": len(self.qrels),
                 "qrels": sum(labels.values()), **{f"qrels_label_{k}": v for k, v in sorted(labels.items())}}
+
+
+def _missing(path: Path) -> BeirFormatError:
+    return BeirFormatError(f"{path}: file not found (a BEIR folder holds corpus.jsonl, queries.jsonl and "
+                           f"qrels/<split>.tsv)")
 
 
 def _lines(path: Path):
     """``(line_number, line)`` of a UTF-8 text file; a missing or undecodable file is a BeirFormatError."""
     if not path.is_file():
-        raise BeirFormatError(f"{path}: file not found (a BEIR folder holds corpus.jsonl, queries.jsonl and "
-                              f"qrels/<split>.tsv)")
+        raise _missing(path)
     line_number = 0
     try:
         with open(path, encoding="utf-8", newline="") as f:
@@ -89,7 +65,9 @@ def _lines(path: Path):
         raise BeirFormatError(f"{path}: cannot read ({error})") from None
 
 
-def _json_records(path: Path):
+def _json_records(path: Path, kind: str):
+    """``(line, id, record)`` of each JSON object of a ``.jsonl`` file, the ``_id`` checked non-empty and unique."""
+    first_line: dict[str, int] = {}
     for line_number, line in _lines(path):
         if not line.strip():
             raise BeirFormatError(f"{path}:{line_number}: blank line (BEIR's loader fails on it)")
@@ -99,7 +77,16 @@ def _json_records(path: Path):
             raise BeirFormatError(f"{path}:{line_number}: not valid JSON ({error.msg}, column {error.colno})") from None
         if not isinstance(record, dict):
             raise BeirFormatError(f"{path}:{line_number}: expected a JSON object, got {type(record).__name__}")
-        yield line_number, record
+        record_id = _string_field(record, "_id", path, line_number)
+        if not record_id:
+            raise BeirFormatError(f"{path}:{line_number}: empty '_id'")
+        if record_id in first_line:
+            raise BeirFormatError(f"{path}:{line_number}: duplicate {kind} id {record_id!r} "
+                                  f"(first on line {first_line[record_id]})")
+        first_line[record_id] = line_number
+        yield line_number, record_id, record
+    if not first_line:
+        raise BeirFormatError(f"{path}: no {'queries' if kind == 'query' else 'documents'}")
 
 
 def _string_field(record: dict, name: str, path: Path, line_number: int, required: bool = True) -> str:
@@ -115,43 +102,20 @@ def _string_field(record: dict, name: str, path: Path, line_number: int, require
 
 
 def _read_corpus(path: Path) -> dict[str, dict[str, str]]:
-    corpus: dict[str, dict[str, str]] = {}
-    first_line: dict[str, int] = {}
-    for line_number, record in _json_records(path):
-        doc_id = _string_field(record, "_id", path, line_number)
-        if not doc_id:
-            raise BeirFormatError(f"{path}:{line_number}: empty '_id'")
-        if doc_id in corpus:
-            raise BeirFormatError(f"{path}:{line_number}: duplicate document id {doc_id!r} "
-                                  f"(first on line {first_line[doc_id]})")
-        text = _string_field(record, "text", path, line_number)
-        title = _string_field(record, "title", path, line_number, required=False)
-        corpus[doc_id] = {"text": text, "title": title}
-        first_line[doc_id] = line_number
-    if not corpus:
-        raise BeirFormatError(f"{path}: no documents")
-    return corpus
+    return {doc_id: {"text": _string_field(record, "text", path, line_number),
+                     "title": _string_field(record, "title", path, line_number, required=False)}
+            for line_number, doc_id, record in _json_records(path, "document")}
 
 
 def _read_queries(path: Path) -> tuple[dict[str, str], dict[str, dict]]:
     queries: dict[str, str] = {}
     metadata: dict[str, dict] = {}
-    first_line: dict[str, int] = {}
-    for line_number, record in _json_records(path):
-        query_id = _string_field(record, "_id", path, line_number)
-        if not query_id:
-            raise BeirFormatError(f"{path}:{line_number}: empty '_id'")
-        if query_id in queries:
-            raise BeirFormatError(f"{path}:{line_number}: duplicate query id {query_id!r} "
-                                  f"(first on line {first_line[query_id]})")
+    for line_number, query_id, record in _json_records(path, "query"):
         queries[query_id] = _string_field(record, "text", path, line_number)
-        first_line[query_id] = line_number
         if "metadata" in record:
             if not isinstance(record["metadata"], dict):
                 raise BeirFormatError(f"{path}:{line_number}: field 'metadata' must be a JSON object")
             metadata[query_id] = record["metadata"]
-    if not queries:
-        raise BeirFormatError(f"{path}: no queries")
     return queries, metadata
 
 
@@ -165,8 +129,7 @@ def _is_integer(text: str) -> bool:
 
 def _read_qrels(path: Path, queries: dict, corpus: dict, require_docs: bool) -> dict[str, dict[str, int]]:
     if not path.is_file():
-        raise BeirFormatError(f"{path}: file not found (a BEIR folder holds corpus.jsonl, queries.jsonl and "
-                              f"qrels/<split>.tsv)")
+        raise _missing(path)
     qrels: dict[str, dict[str, int]] = {}
     try:
         with open(path, encoding="utf-8", newline="") as f:
@@ -211,30 +174,7 @@ def _read_qrels(path: Path, queries: dict, corpus: dict, require_docs: bool) -> 
 
 
 def read_beir_folder(directory: str | os.PathLike, split: str = "test", require_docs: bool = True) -> BeirFolder:
-    """Read and check a BEIR folder.
-
-    Parameters
-    ----------
-    directory : path
-        Folder with ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
-    split : str
-        The qrels split, ``test`` by default.
-    require_docs : bool
-        When true (the default) every judged corpus id must be in ``corpus.jsonl``.
-
-    Returns
-    -------
-    BeirFolder
-        The corpus, queries, query metadata and qrels, in the shapes BEIR uses.
-
-    Raises
-    ------
-    BeirFormatError
-        A missing file; a line that is not a JSON object or lacks a string ``_id`` / ``text``; a blank
-        line; a duplicate id; a qrels file without its header, with a row that is not 3 tab-separated
-        fields with an integer score, with an unknown query (or, with ``require_docs``, document), or
-        judging the same pair twice. The message names the file and the line.
-    """
+    """Read and check a BEIR folder; with ``require_docs``, every judged document must be in the corpus."""
     root = Path(directory)
     if not root.is_dir():
         raise BeirFormatError(f"{root}: BEIR folder not found")

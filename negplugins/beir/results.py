@@ -1,13 +1,7 @@
-"""Turn BEIR results into TREC runs that the suite evaluates and ranks.
+"""BEIR results (``{query_id: {doc_id: score}}``, often saved with ``json.dump``) as a TREC run with its sidecar.
 
-BEIR's retrievers return ``{query_id: {doc_id: score}}`` (``EvaluateRetrieval.retrieve``), often saved
-with ``json.dump``. :func:`results_to_run` checks such results against a registered dataset and
-writes a standard 6-column TREC run, documents by decreasing score and equal scores by doc id
-(:func:`negplugins.io.trec.ranked`, Anserini's order), with the metadata sidecar
-(:mod:`negplugins.io.sidecars`, ``runner: "beir"``) that the leaderboards read.
-
-Results are taken as they are: BEIR's convention of dropping documents whose id equals the query id
-is *not* applied (the suite's evaluation keeps them; no registered dataset has such a pair).
+The results are checked against a registered dataset and written in the one ranking (:func:`negplugins.io.trec.ranked`)
+as they are: BEIR's dropping of a document whose id equals the query id is not applied.
 """
 
 from __future__ import annotations
@@ -21,9 +15,9 @@ from pathlib import Path
 
 from .. import datasets
 from ..errors import UserError
-from ..io.inputs import max_run_bytes
 from ..io.jsonfile import read_json
 from ..io.outputs import check_run_output
+from ..io.run_columns import max_run_bytes
 from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..io.sidecars import file_sha256
 from ..io.trec import ranked
@@ -84,16 +78,7 @@ def _check_shape(results, source: str) -> dict[str, dict[str, float]]:
 
 
 def load_results(path: str | os.PathLike) -> dict[str, dict[str, float]]:
-    """Read BEIR results saved as JSON (``json.dump(results, f)``).
-
-    Raises
-    ------
-    BeirResultsError
-        The file is missing, not a regular file, larger than the run bound
-        (:func:`negplugins.io.inputs.max_run_bytes`), not JSON (the message gives line and column), nested
-        deeper than an object of objects, with a duplicate key or a ``NaN`` / ``Infinity``, or not an
-        object of objects of finite numbers.
-    """
+    """Read BEIR results saved as JSON, within the run size bound; a BeirResultsError names file, line and column."""
     path = Path(path)
     results = read_json(path, what="BEIR results file", max_bytes=max_run_bytes(), max_depth=MAX_RESULTS_DEPTH,
                         error=BeirResultsError)
@@ -104,41 +89,19 @@ def corpus_ids(dataset, wanted) -> set[str]:
     """Those of the doc ids ``wanted`` that are in the dataset's corpus (docstore lookups when possible)."""
     wanted = set(wanted)
     try:
-        store = dataset.docs_store()
-        return set(store.get_many(wanted).keys())
+        return set(dataset.docs_store().get_many(wanted).keys())
     except (NotImplementedError, AttributeError, TypeError):
         return {doc.doc_id for doc in dataset.docs_iter() if doc.doc_id in wanted}
 
 
 def check_results(results, dataset_id: str, check_docs: bool = True, source: str = "results") -> dict:
-    """Check results against a registered dataset.
+    """The results with float scores, checked against the dataset's query ids (and, with ``check_docs``, doc ids).
 
-    Parameters
-    ----------
-    results : mapping
-        ``{query_id: {doc_id: score}}``.
-    dataset_id : str
-        A registered dataset id.
-    check_docs : bool
-        Also require every doc id to be in the dataset's corpus.
-    source : str
-        Names the results in error messages.
-
-    Returns
-    -------
-    dict
-        The results with float scores.
-
-    Raises
-    ------
-    BeirResultsError
-        Malformed results, query ids the dataset does not have, or (with ``check_docs``) doc ids not in
-        its corpus; the message gives up to three examples and the count.
+    A BeirResultsError names ``source`` and up to three of the unknown ids.
     """
     checked = _check_shape(results, source)
     dataset = datasets.load(dataset_id)
-    known = {q.query_id for q in dataset.queries_iter()}
-    unknown = checked.keys() - known
+    unknown = checked.keys() - {q.query_id for q in dataset.queries_iter()}
     if unknown:
         raise BeirResultsError(f"{source}: {len(unknown)} query id(s) not in {dataset_id}: {_examples(unknown)} "
                                f"(are the results for another dataset or subset?)")
@@ -162,49 +125,10 @@ def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: 
                    tag: str | None = None, model: dict | str | None = None, hits: int | None = None,
                    parameters: dict | None = None, first_stage: dict | None = None, check_docs: bool = True,
                    runner: str = "beir", command: str | None = None, force: bool = False) -> RunResult:
-    """Write BEIR results as a TREC run with its metadata sidecar.
+    """Write BEIR results (a mapping, or the path of their JSON file) as a TREC run with its metadata sidecar.
 
-    Parameters
-    ----------
-    results : mapping or path
-        ``{query_id: {doc_id: score}}`` as ``EvaluateRetrieval.retrieve`` returns, or the path of a
-        JSON file holding it.
-    dataset_id : str
-        The registered dataset the results are for; every query id must be one of its queries.
-    output : path
-        The run file to write (atomically); the sidecar ``<run>.meta.json`` goes beside it.
-    system : str
-        One line naming the system, recorded as ``system`` in the sidecar.
-    tag : str, optional
-        The run tag (last column); by default ``system`` with runs of other characters replaced by ``-``.
-    model : dict or str, optional
-        ``{"id", "revision", "sha256"}`` of the model, or just its id.
-    hits : int, optional
-        Keep at most this many documents per query (the best ones).
-    parameters : dict, optional
-        Recorded in the sidecar, with ``hits`` and the results file.
-    first_stage : dict, optional
-        ``{"run", "sha256"}`` of a first-stage run, for rerankers.
-    check_docs : bool
-        Require every doc id to be in the corpus (default).
-    runner : str
-        The sidecar's ``runner`` (``beir`` unless a BEIR-based runner of the suite calls this).
-    command : str, optional
-        Recorded in the sidecar; defaults to this process's command line.
-    force : bool
-        Replace an existing run that is committed or was not written by the suite
-        (see :func:`negplugins.io.outputs.check_run_output`).
-
-    Returns
-    -------
-    RunResult
-        What was written (:class:`negplugins.io.run_writer.RunResult`); its ``details``: ``dataset``, ``output``,
-        ``metadata`` (path), ``queries`` and ``lines`` written, ``tag``.
-
-    Raises
-    ------
-    BeirResultsError
-        Unreadable or malformed results, unknown query or doc ids, or ``hits`` below 1.
+    ``tag`` defaults to ``system`` made one word; ``hits`` keeps the best documents of each query; ``model`` is
+    ``{"id", "revision", "sha256"}`` or an id; ``runner``, ``parameters`` and ``first_stage`` are recorded.
     """
     if hits is not None:
         try:
@@ -225,15 +149,10 @@ def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: 
     tag = tag if tag is not None else _default_tag(system)
     if isinstance(model, str):
         model = {"id": model, "revision": None, "sha256": None}
-
-    def lines():
-        for query_id in order:
-            hits_of_query = ranked(checked[query_id])
-            yield query_id, hits_of_query[:hits] if hits is not None else hits_of_query
-
+    lines = ((query_id, ranked(checked[query_id])[:hits]) for query_id in order)
     parameters["hits"] = hits
     sidecar = Sidecar(dataset=dataset_id, runner=runner, system=system, tag=tag, parameters=parameters, model=model,
                       first_stage=first_stage, language=datasets.dataset_language(dataset), command=command)
-    return write_run_and_sidecar(output, lines(), sidecar, queries=len(order), details={
+    return write_run_and_sidecar(output, lines, sidecar, queries=len(order), details={
         "dataset": dataset_id, "output": str(output), "metadata": None, "queries": len(order), "lines": None,
         "tag": tag})
