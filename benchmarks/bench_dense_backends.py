@@ -65,7 +65,9 @@ def main(argv=None) -> int:
     import torch
 
     from negplugins.runners.dense import _encode_shard
-    from negplugins.runners.encoders import CALIBRATION_PASSAGES, DenseEncoder, resolve_model
+    from negplugins.runners.encoders import DenseEncoder
+    from negplugins.runners.encoding_settings import CALIBRATION_PASSAGES
+    from negplugins.runners.model_refs import resolve_model
 
     variants = VARIANTS
     if args.only:

@@ -66,7 +66,8 @@ def main(argv=None) -> int:
     from sentence_transformers import SentenceTransformer
 
     from negplugins.runners.dense import _encode_shard
-    from negplugins.runners.encoders import DenseEncoder, resolve_model
+    from negplugins.runners.encoders import DenseEncoder
+    from negplugins.runners.model_refs import resolve_model
 
     texts = None if args.synthetic else comlq_passages(args.texts)
     source = "ComLQ passages" if texts else "synthetic passages"

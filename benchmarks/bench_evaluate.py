@@ -88,9 +88,9 @@ def measure(command: list[str]) -> tuple[float, float, str]:
 
 
 def write_qrels(dataset_id: str, path: Path) -> int:
-    from negplugins.evaluation.scoring import load_judged
+    from negplugins.evaluation.scoring import Evaluator
 
-    _, qrels = load_judged(dataset_id)
+    qrels = Evaluator.load(dataset_id).qrels
     with open(path, "w") as f:
         for query_id, docs in qrels.items():
             for doc_id, relevance in docs.items():

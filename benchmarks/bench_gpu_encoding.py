@@ -286,7 +286,9 @@ def main(argv=None) -> int:
     import torch
     import transformers
 
-    model_path = Path(args.model) if args.model else encoders.default_model_path()
+    from negplugins.runners import encoding_settings, model_refs
+
+    model_path = Path(args.model) if args.model else model_refs.default_model_path()
     if args.make_fp16_copy:
         make_fp16_copy(model_path, args.make_fp16_copy)
         return 0
@@ -295,10 +297,10 @@ def main(argv=None) -> int:
 
     doc_ids, passages, queries, qrels = read_comlq(args.comlq)
     texts = passages[:8] if args.dry_run else passages[:args.texts] if args.texts else passages
-    device = encoders.resolve_device(args.device)
+    device = encoding_settings.resolve_device(args.device)
     bench = Bench(pipeline, texts, device, args.rounds, args.workers)
     batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
-    ref = encoders.resolve_model(str(model_path))
+    ref = model_refs.resolve_model(str(model_path))
     where = torch.cuda.get_device_name(device) if bench.cuda else \
         f"CPU ({os.cpu_count()} cores, torch threads {torch.get_num_threads()})"
     print(f"device {where}; torch {torch.__version__}, transformers {transformers.__version__}, "
@@ -320,7 +322,7 @@ def main(argv=None) -> int:
                   file=sys.stderr, flush=True)
         if args.ndcg:
             qids = sorted(queries)
-            query_encoder = encoder.with_prefix(encoders.model_defaults(ref).query_prefix, "query")
+            query_encoder = encoder.with_prefix(encoding_settings.model_defaults(ref).query_prefix, "query")
             query_vectors = query_encoder.encode([queries[q] for q in qids], batch_size=batch_sizes[-1])
             doc_vectors = rows[-1]["vectors"] if len(texts) == len(passages) else \
                 encoder.encode(passages, batch_size=batch_sizes[-1])  # the timed passages are not all of them

@@ -50,7 +50,9 @@ def main(argv=None) -> int:
 
     from negplugins import datasets
     from negplugins.runners.dense import _encode_shard
-    from negplugins.runners.encoders import DenseEncoder, encoder_settings, resolve_model
+    from negplugins.runners.encoders import DenseEncoder
+    from negplugins.runners.encoding_settings import encoder_settings
+    from negplugins.runners.model_refs import resolve_model
     from negplugins.runners.ray_engine import Corpus, RayEngine, corpus, encode_shards
 
     dataset = datasets.load("comlq")

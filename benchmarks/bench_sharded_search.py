@@ -43,7 +43,8 @@ def main(argv=None) -> int:
     import faiss
     import numpy as np
 
-    from negplugins.runners.dense import dense_index, dense_search, load_dense_index
+    from negplugins.runners.dense import dense_index, dense_search
+    from negplugins.runners.dense_index_format import load_dense_index
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-sharded-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -177,7 +177,8 @@ def shared_comlq_index(shared_ir_datasets_home):
     test that searches ComLQ but whose subject is not the index build takes this one; a test that changes an
     index copies it first (:func:`copy_of_shared_comlq_index`). At the end of the session it must be as built.
     """
-    from negplugins.runners.lucene_index import MANIFEST, lucene_index
+    from negplugins.runners.common import MANIFEST
+    from negplugins.runners.lucene_index import lucene_index
 
     yield from _built_once(shared_ir_datasets_home, "shared_comlq_index", MANIFEST,
                            lambda folder: lucene_index("comlq", folder, threads=2), "the shared ComLQ index")
@@ -207,7 +208,8 @@ def shared_comlq_bm25_run(shared_ir_datasets_home, shared_comlq_index):
 def demo_lucene_index(tmp_path_factory):
     """The suite's Lucene index of the packaged demo (``negplugins index negplugins-demo``), built once per run with
     a cache of its own, and read-only: a test that damages or rebuilds an index copies it first."""
-    from negplugins.runners.lucene_index import MANIFEST, lucene_index
+    from negplugins.runners.common import MANIFEST
+    from negplugins.runners.lucene_index import lucene_index
 
     base = tmp_path_factory.getbasetemp()
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -219,7 +221,8 @@ def demo_lucene_index(tmp_path_factory):
 @pytest.fixture(scope="session")
 def minilm_encoder():
     """The packaged all-MiniLM-L6-v2 as the suite's runners load it (``DenseEncoder``), once per worker."""
-    from negplugins.runners.encoders import DenseEncoder, resolve_model
+    from negplugins.runners.encoders import DenseEncoder
+    from negplugins.runners.model_refs import resolve_model
 
     return DenseEncoder(resolve_model(None), device="cpu")
 
@@ -230,7 +233,7 @@ def plain_minilm():
     suite's encodings, once per worker."""
     from sentence_transformers import SentenceTransformer
 
-    from negplugins.runners.encoders import default_model_path
+    from negplugins.runners.model_refs import default_model_path
 
     return SentenceTransformer(str(default_model_path()), device="cpu")
 
@@ -241,6 +244,19 @@ def copy_of_shared_comlq_index(shared_comlq_index, tmp_path) -> Path:
     import shutil
 
     return Path(shutil.copytree(shared_comlq_index, tmp_path / "comlq-index", copy_function=shutil.copy2))
+
+
+def _stray_wake(signum, frame):
+    pass
+
+
+def _catch_stray_wake_signals():
+    """In an xdist worker, SIGUSR1 (the Ray engine's raylet-watch wake-up, runners/ray_failures.py) is caught by a
+    no-op: its default action ends the process, and a worker that died with no word hangs or fails the whole run."""
+    import signal
+
+    if os.environ.get("PYTEST_XDIST_WORKER") and signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL:
+        signal.signal(signal.SIGUSR1, _stray_wake)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -281,6 +297,7 @@ def _checkout_state() -> dict[str, tuple] | None:
 
 
 def pytest_sessionstart(session):
+    _catch_stray_wake_signals()
     if not hasattr(session.config, "workerinput"):  # once per run: in the xdist controller or a plain run
         session.config.stash[_CHECKOUT] = _checkout_state()
 

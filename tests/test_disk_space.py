@@ -22,7 +22,7 @@ import pytest
 from ir_datasets_ext import disk
 from ir_datasets_ext.disk import DiskSpaceError, check_free_space
 from ir_datasets_ext.download import VerifiedDownload
-from negplugins.io.files import OutputError
+from negplugins.errors import OutputError
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = "negplugins-demo"

@@ -34,7 +34,7 @@ def test_the_committed_pages_are_current():
 
 
 def test_stale_and_write_pages_on_a_copy(tmp_path, capsys):
-    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md"):
+    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md", "mkdocs.yml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text((ROOT / name).read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "docs" / "benchmarks").mkdir()
@@ -47,6 +47,14 @@ def test_stale_and_write_pages_on_a_copy(tmp_path, capsys):
     (tmp_path / "docs" / "benchmarks" / "gone.md").unlink()
     assert docs_pages.main(["--root", str(tmp_path)]) == 0 and docs_pages.write_pages(tmp_path) == []
     assert (tmp_path / "README.md").read_bytes() == (ROOT / "README.md").read_bytes()
+
+
+def test_the_sites_benchmark_entries_are_rendered_from_the_specs():
+    site = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert docs_pages.site_nav(site) == site
+    assert docs_pages.site_nav(site.replace("      - NevIR: benchmarks/nevir.md\n", "")) == site
+    with pytest.raises(ValueError, match="benchmark pages"):
+        docs_pages.site_nav(site.replace("# /benchmark pages", ""))
 
 
 def _commands(parser: argparse.ArgumentParser):
@@ -102,18 +110,18 @@ def test_a_benchmark_page_says_what_its_spec_says():
         text = (ROOT / "docs" / "benchmarks" / f"{spec.name}.md").read_text(encoding="utf-8")
         sections = _sections(text)
         assert text.startswith(f"# {spec.title}\n")
-        for measure in spec.measures:
+        for measure in spec.measures.names:
             assert f"`{measure}`" in sections["Measures and protocol"], (spec.name, measure)
-        for subset in spec.subsets:
+        for subset in spec.breakdown.subsets:
             assert f"`{subset}`" in sections["Measures and protocol"]
         cells = _reported_cells(sections["Numbers reported in the paper"])
-        assert len(cells) == len(spec.reported), spec.name  # one cell per number, none left out or repeated
-        for number in spec.reported:
+        assert len(cells) == len(spec.paper.reported), spec.name  # one cell per number, none left out or repeated
+        for number in spec.paper.reported:
             key = (number.dataset, number.measure, number.subset, docs_pages._cell(number.system))
             assert cells[key] == number.printed, (spec.name, key)
-        if spec.data_url:
-            assert spec.data_url in sections["Data sources"]
-        for system, note in spec.reproduction_notes.items():
+        if spec.data.url:
+            assert spec.data.url in sections["Data sources"]
+        for system, note in spec.paper.reproduction_notes.items():
             assert docs_pages._cell(note) in sections["Known differences from the authors"], (spec.name, system)
         citation = spec.citation()
         assert (citation in text) if citation else "## Citation" not in text
@@ -176,7 +184,7 @@ def read_only_folder():
         subprocess.run(["umount", str(folder)], check=True)
 
 def test_an_unwritable_pages_folder_is_one_line(tmp_path, capsys, read_only_folder):
-    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md"):
+    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md", "mkdocs.yml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes((ROOT / name).read_bytes())
     read_only_folder(tmp_path / "docs" / "benchmarks", {})

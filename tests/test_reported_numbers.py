@@ -76,7 +76,7 @@ def _row_groups():
     """One case per table row: (benchmark, table, row label, [(column label, Reported)])."""
     groups = defaultdict(list)
     for spec in _paper_benchmarks():
-        for reported in spec.reported:
+        for reported in spec.paper.reported:
             match = _SOURCE.match(reported.source)
             key = (spec.name, int(match.group(1)), match.group(2)) if match else (spec.name, 0, reported.source)
             groups[key].append((match.group(3) if match else "", reported))
@@ -148,26 +148,26 @@ def test_every_paper_benchmark_records_its_numbers():
     names = {spec.name: spec for spec in benchmarks()}
     for name in PAPER_FILES:
         assert name in names, f"no spec registered for {name}"
-        assert names[name].reported, f"{name}: the spec records none of its paper's numbers"
+        assert names[name].paper.reported, f"{name}: the spec records none of its paper's numbers"
     # a spec with reported numbers but no paper text here would go unchecked
-    unchecked = [spec.name for spec in benchmarks() if spec.reported and spec.name not in PAPER_FILES]
+    unchecked = [spec.name for spec in benchmarks() if spec.paper.reported and spec.name not in PAPER_FILES]
     assert not unchecked
 
 
 @pytest.mark.parametrize("spec", _paper_benchmarks(), ids=lambda spec: spec.name)
 def test_reported_numbers_are_well_formed(spec):
     seen = set()
-    for reported in spec.reported:
+    for reported in spec.paper.reported:
         where = f"{spec.name}: {reported}"
         assert _SOURCE.match(reported.source), where
         match = _SOURCE.match(reported.source)
         table, column = int(match.group(1)), match.group(3)
         assert column in COLUMNS.get((spec.name, table), ()), f"{where}: no column {column!r} in Table {table}"
         assert spec.owns(reported.dataset) and reported.dataset in ir_datasets.registry, where
-        assert reported.subset is None or reported.subset in spec.subsets, where
+        assert reported.subset is None or reported.subset in spec.breakdown.subsets, where
         # the spec's measures, or one its hook adds on that dataset (ComLQ's LSNC@100 where negatives are labelled)
         with_negatives = spec.default_measures(reported.dataset, {"q": {"d": -1}})[0]
-        assert reported.measure in set(spec.measures) | set(with_negatives), where
+        assert reported.measure in set(spec.measures.names) | set(with_negatives), where
         assert -1 <= reported.value <= 1, f"{where}: not a fraction"
         key = (reported.system, reported.measure, reported.dataset, reported.subset)
         assert key not in seen, f"{where}: recorded twice"
@@ -188,7 +188,7 @@ def test_a_misrecorded_number_is_caught():
     """The check is not vacuous: one digit off, or the right number in the wrong column, matches no line."""
     lines = _paper_lines("comlq")
     spec = next(spec for spec in benchmarks() if spec.name == "comlq")
-    bm25 = [r for r in spec.reported if r.source.startswith("Table 3, row BM25, column ")]
+    bm25 = [r for r in spec.paper.reported if r.source.startswith("Table 3, row BM25, column ")]
     assert bm25, "the ComLQ spec records no BM25 row of Table 3"
     entries = [(_SOURCE.match(r.source).group(3), r) for r in bm25]
     assert len(_matching_lines("comlq", 3, "BM25", entries, lines)) == 1
@@ -204,7 +204,7 @@ def test_a_misrecorded_number_is_caught():
 def test_paper_numbers_keep_the_papers_digits():
     """The issue's case: ComLQ's HyDE on pni is printed 34.0 in the paper, shown 0.340 beside 0.317 (not 0.34)."""
     spec = next(spec for spec in benchmarks() if spec.name == "comlq")
-    hyde = {r.subset: r.printed for r in spec.reported if r.system == "HyDE" and r.measure == "nDCG@10"}
+    hyde = {r.subset: r.printed for r in spec.paper.reported if r.system == "HyDE" and r.measure == "nDCG@10"}
     assert hyde["pni"] == "0.340" and hyde["pin"] == "0.317"
-    nevir = {r.system: r.printed for r in next(s for s in benchmarks() if s.name == "nevir").reported}
+    nevir = {r.system: r.printed for r in next(s for s in benchmarks() if s.name == "nevir").paper.reported}
     assert nevir["Random"] == "0.25" and nevir["TF-IDF"] == "0.020"  # the paper's 25% and 2.0%

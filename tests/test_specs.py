@@ -20,7 +20,17 @@ from ir_datasets.formats import GenericDoc, TrecQrels, TsvDocs, TsvQueries
 from ir_datasets.util import LocalDownload
 
 from ir_datasets_ext import Reported
-from ir_datasets_ext.spec import Benchmark, benchmark_of, benchmarks, register_benchmark, unregister_benchmark
+from ir_datasets_ext.spec import (
+    Benchmark,
+    Breakdown,
+    Measures,
+    Paper,
+    Protocol,
+    benchmark_of,
+    benchmarks,
+    register_benchmark,
+    unregister_benchmark,
+)
 from ir_datasets_ext.util import register
 from negplugins import doc_blocks
 from negplugins.cli import build_parser, main
@@ -33,14 +43,11 @@ TOY_SPEC = Benchmark(
     name=TOY,
     title="ToyBench",
     summary="a toy benchmark registered by a test",
-    paper="Doe et al., Toy Venue 2031",
-    paper_url="https://example.org/toybench",
     datasets=(TOY,),
-    measures=("P@1", "RR@10"),  # P@1: in no other spec's defaults, nor in the generic ones
-    main_measure="P@1",
-    paper_names={"RR@10": "MRR@10"},
-    subset_field="facet",
-    subsets=("zeta", "alpha"),  # the paper's order, deliberately not alphabetical
+    paper=Paper(reference="Doe et al., Toy Venue 2031", url="https://example.org/toybench"),
+    # P@1: in no other spec's defaults, nor in the generic ones
+    measures=Measures(names=("P@1", "RR@10"), main="P@1", paper_names={"RR@10": "MRR@10"}),
+    breakdown=Breakdown(subset_field="facet", subsets=("zeta", "alpha")),  # the paper's order, not alphabetical
     negatives="a toy negative",
 )
 
@@ -174,8 +181,8 @@ def test_the_toy_leaves_nothing_behind(tmp_path):
 # -- the spec ---------------------------------------------------------------------------------------
 
 def test_benchmark_of_takes_the_longest_matching_name(toy):
-    deeper = register_benchmark(Benchmark(name=f"{TOY}/deep", title="Deeper", summary="", paper="", paper_url="",
-                                          datasets=(), measures=("P@5",), main_measure="P@5"))
+    deeper = register_benchmark(Benchmark(name=f"{TOY}/deep", title="Deeper", summary="", datasets=(),
+                                          paper=Paper(reference=""), measures=Measures(names=("P@5",), main="P@5")))
     try:
         assert benchmark_of(f"{TOY}/deep/x") is deeper and benchmark_of(f"{TOY}/deep") is deeper
         assert benchmark_of(f"{TOY}/shallow") is toy and benchmark_of(TOY) is toy
@@ -189,8 +196,8 @@ def test_benchmark_of_takes_the_longest_matching_name(toy):
 def test_register_benchmark_refuses_a_second_spec_of_the_same_name(toy):
     assert register_benchmark(toy) is toy  # the same spec again (a module imported twice) is fine
     with pytest.raises(ValueError, match="toybench"):
-        register_benchmark(Benchmark(name=TOY, title="Other", summary="", paper="", paper_url="", datasets=(),
-                                     measures=("P@1",), main_measure="P@1"))
+        register_benchmark(Benchmark(name=TOY, title="Other", summary="", datasets=(), paper=Paper(reference=""),
+                                     measures=Measures(names=("P@1",), main="P@1")))
 
 
 def test_ordered_subsets_follow_the_paper_then_sort_the_rest():
@@ -208,7 +215,7 @@ def test_paper_name():
 def test_citation_comes_from_the_docs_yaml():
     citation = benchmark_of("comlq").citation()
     assert citation.startswith("@inproceedings{Xu2026ComLQ")
-    assert benchmark_of("negplugins-demo").citation() is None  # no docs YAML
+    assert benchmark_of("negplugins-demo").citation() is None  # its docs YAML has no BibTeX
 
 
 # -- what is rendered from the specs -----------------------------------------------------------------
@@ -224,8 +231,9 @@ def test_measures_text_names_the_papers_measures_and_what_a_hook_adds():
     comlq = doc_blocks.measures_text(benchmark_of("comlq"))
     assert comlq.startswith("nDCG@10, RR@10 (MRR@10), R@100, plus LSNC@100 where the qrels hold explicit negatives")
     assert "`" not in comlq and "`LSNC@100`" in doc_blocks.measures_text(benchmark_of("comlq"), code=True)
-    hooked = Benchmark(name="h", title="H", summary="", paper="", paper_url="", datasets=(), measures=("P@1",),
-                       main_measure="P@1", measures_hook=lambda dataset_id, qrels: (["P@1", "P@2"], []))
+    hooked = Benchmark(name="h", title="H", summary="", datasets=(), paper=Paper(reference=""),
+                       measures=Measures(names=("P@1",), main="P@1",
+                                         hook=lambda dataset_id, qrels: (["P@1", "P@2"], [])))
     assert doc_blocks.measures_text(hooked) == "P@1, and others where its data calls for them"
 
 
@@ -272,16 +280,16 @@ def test_update_readme_rewrites_only_the_blocks(tmp_path, capsys):
     text = ("# Title\n\nbefore\n\n<!-- benchmarks: old note -->\n| OLD-TABLE |\n<!-- /benchmarks -->\n\nbetween\n\n"
             "<!-- default-measures: x -->\nOLD-LIST\n<!-- /default-measures -->\nafter\n\n"
             "<!-- protocols: y -->\nOLD-PROTOCOLS\n<!-- /protocols -->\nend\n")
-    fresh = doc_blocks.update_readme(text)
+    fresh = doc_blocks.update_blocks(text)
     assert fresh.startswith("# Title\n\nbefore\n\n<!-- benchmarks: generated from the benchmark specs")
     assert "\n<!-- /benchmarks -->\n\nbetween\n\n<!-- default-measures: generated" in fresh
     assert "\n<!-- /default-measures -->\nafter\n\n<!-- protocols: generated" in fresh
     assert fresh.endswith("\n<!-- /protocols -->\nend\n") and "OLD-" not in fresh
-    assert doc_blocks.stale_readme_blocks(fresh) == {}
-    assert set(doc_blocks.stale_readme_blocks(text)) == {"benchmarks", "default-measures", "protocols"}
-    assert doc_blocks.update_readme(fresh) == fresh
+    assert doc_blocks.stale_blocks(fresh) == {}
+    assert set(doc_blocks.stale_blocks(text)) == {"benchmarks", "default-measures", "protocols"}
+    assert doc_blocks.update_blocks(fresh) == fresh
     with pytest.raises(ValueError, match="default-measures"):
-        doc_blocks.update_readme(text.replace("<!-- /default-measures -->", ""))
+        doc_blocks.update_blocks(text.replace("<!-- /default-measures -->", ""))
 
     path = tmp_path / "README.md"
     path.write_text(text, encoding="utf-8")
@@ -303,34 +311,48 @@ def test_update_readme_rewrites_only_the_blocks(tmp_path, capsys):
 # -- a spec is validated when constructed, and names its main measure ------------------------------------------
 
 def _spec(**changes):
-    fields = dict(name="v", title="V", summary="", paper="", paper_url="", datasets=("v", "v/a"), measures=("P@1",),
-                  main_measure="P@1")
-    return Benchmark(**{**fields, **changes})
+    """A valid spec; ``changes`` replace its fields, or with ``group__field`` a field of one of its records."""
+    groups = {"paper": {"reference": ""}, "measures": {"names": ("P@1",), "main": "P@1"}, "breakdown": {},
+              "protocol": {}}
+    fields = dict(name="v", title="V", summary="", datasets=("v", "v/a"))
+    for key, value in changes.items():
+        group, _, name = key.partition("__")
+        if name:
+            groups[group][name] = value
+        else:
+            fields[key] = value
+    records = {"paper": Paper, "measures": Measures, "breakdown": Breakdown, "protocol": Protocol}
+    return Benchmark(**fields, **{group: records[group](**values) for group, values in groups.items()})
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"main_measure": ""}, "benchmark 'v': main_measure is not given (its headline measure, one of P@1)"),
-    ({"main_measure": "P@5"}, "benchmark 'v': main_measure 'P@5' is not one of its measures (P@1)"),
-    ({"measures": (), "main_measure": "P@1"}, "benchmark 'v': measures is empty"),
-    ({"measures": ["P@1"]}, "benchmark 'v': measures is ['P@1'], expected a tuple of names"),
-    ({"measures": ("P@1", "P@1")}, "benchmark 'v': measures names one twice"),
+    ({"measures__main": "P@5"}, "benchmark 'v': measures.main 'P@5' is not one of its measures (P@1)"),
+    ({"measures__names": ()}, "benchmark 'v': measures.names is empty"),
+    ({"measures__names": ["P@1"]}, "benchmark 'v': measures.names is ['P@1'], expected tuple[str, ...]"),
+    ({"measures__names": ("P@1", "P@1")}, "benchmark 'v': measures.names names one twice"),
     ({"name": "V b"}, "benchmark 'V b': name is not a dataset id family"),
     ({"title": " "}, "benchmark 'v': title is empty"),
-    ({"paper_url": None}, "benchmark 'v': paper_url is None, expected text"),
-    ({"datasets": ("w/a",)}, "benchmark 'v': datasets or protocol_datasets name 'w/a', which is not v nor below it"),
-    ({"paper_names": {"RR@10": "MRR@10"}}, "benchmark 'v': paper_names names 'RR@10', not one of its measures"),
-    ({"subsets": ("a",)}, "benchmark 'v': subsets without a subset_field"),
-    ({"doc_field_without": ("generated",)}, "benchmark 'v': doc_field_without without a doc_field"),
-    ({"negation_split": ("kind", "not")}, "benchmark 'v': negation_split is ('kind', 'not'), expected"),
-    ({"measures_note": "plus `X`"}, "benchmark 'v': measures_note without a measures_hook"),
-    ({"reported": ({"system": "BM25"},)}, "benchmark 'v': reported holds {'system': 'BM25'}, expected Reported"),
-    ({"reported": (Reported("BM25", "P@1", 0.5, "w/a", source="Table 1, row BM25"),)},
+    ({"paper__url": None}, "benchmark 'v': paper.url is None, expected str"),
+    ({"datasets": ("w/a",)}, "benchmark 'v': datasets or protocol.datasets name 'w/a', which is not v nor below it"),
+    ({"measures__paper_names": {"RR@10": "MRR@10"}},
+     "benchmark 'v': measures.paper_names names 'RR@10', not one of its measures"),
+    ({"breakdown__subsets": ("a",)}, "benchmark 'v': breakdown.subsets without a breakdown.subset_field"),
+    ({"breakdown__doc_field_without": ("generated",)},
+     "benchmark 'v': breakdown.doc_field_without without a breakdown.doc_field"),
+    ({"breakdown__negation_split": ("kind", "not")}, "benchmark 'v': breakdown.negation_split is ('kind', 'not'), "
+                                                     "expected"),
+    ({"measures__note": "plus `X`"}, "benchmark 'v': measures.note without a measures.hook"),
+    ({"protocol__kind": "ranking"}, "benchmark 'v': protocol.kind is 'ranking', expected"),
+    ({"protocol__depth": 0}, "benchmark 'v': protocol.depth 0 is not a positive integer"),
+    ({"paper__reported": ({"system": "BM25"},)}, "benchmark 'v': paper.reported is ({'system': 'BM25'},), expected"),
+    ({"paper__reported": (Reported("BM25", "P@1", 0.5, "w/a", source="Table 1, row BM25"),)},
      "benchmark 'v': reported number BM25 P@1 (Table 1, row BM25) is on w/a , not on a dataset or subset"),
-    ({"subset_field": "kind", "subsets": ("a",), "reported": (Reported("BM25", "P@1", 0.5, "v", "b"),)},
+    ({"breakdown__subset_field": "kind", "breakdown__subsets": ("a",),
+      "paper__reported": (Reported("BM25", "P@1", 0.5, "v", "b"),)},
      "benchmark 'v': reported number BM25 P@1 () is on v b, not on a dataset or subset"),
 ])
 def test_a_spec_with_a_bad_field_is_refused_naming_the_spec_and_the_field(changes, message):
-    assert _spec().main_measure == "P@1"  # the valid spec the cases change one field of
+    assert _spec().measures.main == "P@1"  # the valid spec the cases change one field of
     with pytest.raises(ValueError) as error:
         _spec(**changes)
     assert str(error.value).startswith(message)
@@ -341,13 +363,13 @@ def test_every_spec_names_its_main_measure_as_the_evaluation_names_it():
     from negplugins.mteb import naming
 
     for spec in benchmarks():
-        assert spec.main_measure in spec.measures
-        assert str(parse_measures([spec.main_measure])[0]) == spec.main_measure, spec.name
-        assert naming.main_score(spec) == naming.score_key(spec.main_measure)
+        assert spec.measures.main in spec.measures.names
+        assert str(parse_measures([spec.measures.main])[0]) == spec.measures.main, spec.name
+        assert naming.main_score(spec) == naming.score_key(spec.measures.main)
     # the main measures as the papers' headline tables have them (before the field, the first of the measures)
-    assert {spec.name: spec.main_measure for spec in benchmarks()} == {
+    assert {spec.name: spec.measures.main for spec in benchmarks()} == {
         "comlq": "nDCG@10", "excluir": "R@1", "nevir": "PairedAcc", "boolquestions": "PosRR@10",
-        "dureader-retrieval": "RR@10", "negplugins-demo": "nDCG@10"}
+        "dureader-retrieval": "RR@10", "negconstraint": "nDCG@10", "negplugins-demo": "nDCG@10"}
 
 
 def test_main_measure_of_a_dataset():
@@ -363,7 +385,7 @@ def test_a_leaderboard_ranks_by_the_main_measure_not_the_first(toy, tmp_path, tr
     import dataclasses
 
     unregister_benchmark(TOY)
-    register_benchmark(dataclasses.replace(toy, main_measure="RR@10"))
+    register_benchmark(dataclasses.replace(toy, measures=dataclasses.replace(toy.measures, main="RR@10")))
     try:
         run = trec(tmp_path / "runs" / TOY / "bm25.trec", RUN, tag="toy")
         write_metadata(run, dataset=TOY, runner="external", system="Toy system", tag="toy", parameters={},

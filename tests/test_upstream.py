@@ -154,8 +154,7 @@ def test_a_recovered_jvm_error_is_reported(debug, monkeypatch, tmp_path, capsys)
 
     monkeypatch.setattr(jnius_config, "set_options", refuse)
     monkeypatch.setenv("NEGPLUGINS_DEBUG", "1" if debug else "0")
-    monkeypatch.setattr(jvm, "_quiet_logs", False)  # an in-process CLI test earlier may have asked for quiet logs
-    monkeypatch.setattr(jvm, "_reduced_signals", False)  # ... and for -Xrs
+    monkeypatch.setattr(jvm, "_requested", set())  # an in-process CLI test earlier may have asked for quiet logs, -Xrs
     jvm._patch_jnius_options(str(_trimmed_java(tmp_path)))
     err = capsys.readouterr().err
     line = (f"negplugins: removing {dropped} from the JVM options already registered failed and was skipped: "

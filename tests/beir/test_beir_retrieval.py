@@ -19,6 +19,7 @@ from negplugins.beir.export import export_beir  # noqa: E402
 from negplugins.beir.results import results_to_run  # noqa: E402
 from negplugins.runners import beir as retrieval  # noqa: E402
 from negplugins.runners.beir import beir_dense_search, beir_rerank  # noqa: E402
+from negplugins.runners.model_refs import resolve_model  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -163,5 +164,5 @@ def test_dense_matches_the_suites_dense_runner_on_demo(tmp_path, monkeypatch, de
 
 
 def test_model_aliases_mean_the_packaged_model(minilm):
-    assert retrieval.model_record("all-MiniLM-L6-v2") == retrieval.model_record(None)
-    assert retrieval.model_record("sentence-transformers/all-MiniLM-L6-v2")[0] == str(minilm)
+    assert resolve_model("all-MiniLM-L6-v2").metadata() == resolve_model(None).metadata()
+    assert str(resolve_model("sentence-transformers/all-MiniLM-L6-v2").path) == str(minilm)

@@ -15,7 +15,7 @@ import pkgutil
 import pytest
 
 from ir_datasets_ext import benchmarks
-from ir_datasets_ext.datasets import boolquestions, comlq, dureader_retrieval, excluir, nevir
+from ir_datasets_ext.datasets import boolquestions, comlq, dureader_retrieval, excluir, negconstraint, nevir
 from ir_datasets_ext.derived import DataOrigin
 from ir_datasets_ext.download import DOWNLOADS_FILE, check_downloads, download_entry, pinned_download
 from ir_datasets_ext.spec import REPORTED_FOLDER, Reported, parse_reported, read_reported
@@ -35,13 +35,13 @@ def test_a_row_reads_as_the_literal_it_replaces():
 def test_every_benchmark_with_numbers_reads_its_own_file():
     """Each spec's numbers are its file's (the spec only adds its default decimals), none elsewhere."""
     for spec in benchmarks():
-        if not spec.reported:
+        if not spec.paper.reported:
             continue
         rows = read_reported(spec.name)
         assert [(r.system, r.measure, r.value, r.dataset, r.subset, r.source, r.note) for r in rows] == \
-               [(r.system, r.measure, r.value, r.dataset, r.subset, r.source, r.note) for r in spec.reported]
-        assert all(r.decimals in (None, s.decimals) for r, s in zip(rows, spec.reported))
-    assert sum(len(spec.reported) for spec in benchmarks()) == 667  # the count the literals held
+               [(r.system, r.measure, r.value, r.dataset, r.subset, r.source, r.note) for r in spec.paper.reported]
+        assert all(r.decimals in (None, s.decimals) for r, s in zip(rows, spec.paper.reported))
+    assert sum(len(spec.paper.reported) for spec in benchmarks()) == 667  # the count the literals held
 
 
 @pytest.mark.parametrize("text, message", [
@@ -69,7 +69,8 @@ def test_a_benchmark_without_a_file_is_named():
 
 def _module_downloads():
     """Every release file and derived copy the dataset modules read: ``{(folder, file): object}``."""
-    files = [comlq._RELEASE, excluir._CORPUS, excluir._TEST_RELEASE, excluir.DERIVED_TEST, nevir.DERIVED_TEST,
+    files = [comlq._RELEASE, negconstraint._RELEASE, excluir._CORPUS, excluir._TEST_RELEASE, excluir.DERIVED_TEST,
+             nevir.DERIVED_TEST,
              dureader_retrieval._TARBALL, *dureader_retrieval.CMTEB_FILES.values(),
              *(f.release if hasattr(f, "release") else f for f in nevir._FILES.values()),
              *(f for corpus in boolquestions._FILES.values() for f in corpus.values())]
@@ -80,7 +81,7 @@ def test_every_download_the_modules_read_is_pinned_in_the_data_file_and_no_other
     listed = json.loads(pkgutil.get_data("ir_datasets_ext", DOWNLOADS_FILE))
     pinned = {(folder, file) for folder, files in listed.items() for file in files}
     used = _module_downloads()
-    assert set(used) == pinned and len(pinned) == 16
+    assert set(used) == pinned and len(pinned) == 17
     for (folder, file), download in used.items():
         entry = listed[folder][file]
         if isinstance(download, DataOrigin):  # a derived copy: bytes pinned, never trusted on first use
@@ -101,7 +102,7 @@ def test_release_urls_are_pinned_to_the_specs_data_revision():
         spec = module.SPEC
         releases = [d for (folder, _), d in _module_downloads().items()
                     if folder == spec.name and not isinstance(d, DataOrigin)]
-        assert releases and all(f"/{spec.data_revision}/" in d.url for d in releases), spec.name
+        assert releases and all(f"/{spec.data.revision}/" in d.url for d in releases), spec.name
 
 
 @pytest.mark.parametrize("files, message", [

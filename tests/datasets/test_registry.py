@@ -32,10 +32,11 @@ def _bibliography() -> dict[str, str]:
 
 def test_the_bibliography_is_read():
     assert set(_bibliography()) == {"Xu2026ComLQ", "Zhang2024ExcluIR", "Weller2024NevIR", "Zhang2024BoolQuestions",
-                                    "Qiu2022DuReaderRetrieval"}
+                                    "Qiu2022DuReaderRetrieval", "Xu2025NSIR"}
 
 
-@pytest.mark.parametrize("dataset_id", QUERY_IDS + ["excluir", "dureader-retrieval"])
+@pytest.mark.parametrize("dataset_id", QUERY_IDS + ["excluir", "dureader-retrieval", "negconstraint",
+                                                   "negconstraint/excluding", "negconstraint/all-queries"])
 def test_registered_with_documentation_and_nothing_fetched(dataset_id, isolated_ir_datasets_home):
     dataset = ir_datasets.load(dataset_id)
     documentation = dataset.documentation()

@@ -38,7 +38,7 @@ def test_comlq_adds_lsnc_only_with_negatives():
     assert measures == ["nDCG@10", "RR@10", "R@100", "LSNC(over='labelled')@100"]
     assert len(notes) == 1 and "LSNC@100 on comlq/negation" in notes[0]
     assert [spec.name for spec in benchmarks()] == ["comlq", "excluir", "nevir", "boolquestions",
-                                                    "dureader-retrieval", "negplugins-demo"]
+                                                    "dureader-retrieval", "negconstraint", "negplugins-demo"]
 
 
 def test_excluir_defaults_on_fixture(mirror, trec, tmp_path):

@@ -137,7 +137,7 @@ def test_columns_validate_as_lines_do(tmp_path, monkeypatch, name, compress):
     data = text.encode("utf-8")
     path.write_bytes(gzip.compress(data, mtime=0) if compress else data)
     fast, fast_run = validation.validate_run("negplugins-demo", path, return_run=True)
-    monkeypatch.setattr(validation, "parse_columns", lambda data: None)  # the line reader only
+    monkeypatch.setattr(validation, "parse_columns", lambda data: None)  # Python's split only
     slow, slow_run = validation.validate_run("negplugins-demo", path, return_run=True)
     assert fast.to_dict() == slow.to_dict()
     assert fast.to_text() == slow.to_text()
@@ -164,19 +164,19 @@ def test_bytes_not_utf8_in_any_column_are_reported_as_before(tmp_path, monkeypat
     assert fast.problems["encoding"] == [(4, "not UTF-8")]
 
 
-def test_truncated_gzip_is_read_line_by_line(tmp_path):
+def test_truncated_gzip_is_reported_with_its_line(tmp_path):
     path = tmp_path / "run.trec.gz"
     path.write_bytes(gzip.compress(DEMO_RUN.read_bytes(), mtime=0)[:-30])
-    assert read_run_bytes(path) is None  # the line reader reports it, with its line
+    assert read_run_bytes(path)[1].kind == "encoding"
     report = validation.validate_run("negplugins-demo", path)
     assert report.counts.get("encoding") == 1 and "truncated or not a run" in report.to_text()
 
 
 def test_plain_runs_are_read_into_columns():
-    columns = parse_columns(read_run_bytes(DEMO_RUN))
+    columns = parse_columns(read_run_bytes(DEMO_RUN)[0])
     assert isinstance(columns, RunColumns)
     assert columns.lines == len(DEMO_RUN.read_text().splitlines())
-    # as a mapping it is the run as the line reader reads it
+    # as a mapping it is the run as read_run reads it
     from negplugins.io.trec import read_run
 
     assert dict(columns) == read_run(DEMO_RUN)
@@ -207,7 +207,7 @@ def _columns_of(run, tmp_path) -> RunColumns:
             ordered = sorted(scored.items(), key=lambda item: (-item[1], item[0]))
             for rank, (doc_id, score) in enumerate(ordered, start=1):
                 f.write(f"{query_id} Q0 {doc_id} {rank} {score!r} t\n")
-    columns = parse_columns(read_run_bytes(path))
+    columns = parse_columns(read_run_bytes(path)[0])
     assert columns is not None
     return columns
 

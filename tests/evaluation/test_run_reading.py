@@ -1,4 +1,4 @@
-"""One reading of a run in every path: the columns reader and the line reader give the same answer.
+"""One reading of a run in every path: pyarrow's split and Python's split give the same answer.
 
 A run a stock tool would misread (a UTF-8 byte-order mark, which ir_measures and trec_eval read as part of the first
 query id) or refuse (a line with a column missing, seen by a single-space split as an empty column) is refused by
@@ -67,7 +67,7 @@ def test_evaluate_refuses_in_one_line(tmp_path, main_cli, name):
 def test_the_columns_read_as_the_lines_do(tmp_path, monkeypatch, name):
     path = _write(tmp_path, name)
     fast, fast_run = validation.validate_run(DEMO, path, return_run=True)
-    monkeypatch.setattr(validation, "parse_columns", lambda data: None)  # the line reader only
+    monkeypatch.setattr(validation, "parse_columns", lambda data: None)  # Python's split only
     slow, slow_run = validation.validate_run(DEMO, path, return_run=True)
     assert not fast.valid and fast.to_dict() == slow.to_dict()
     assert dict(fast_run) == slow_run

@@ -114,8 +114,10 @@ def test_one_significance_level():
                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                 if isinstance(node, ast.Constant) and node.value == 0.05 and path.name != "significance.py"]
     assert literals == []
-    marked = {"vs_baseline": {"m": {"p_randomization_holm": 0.0499}}}
-    unmarked = {"vs_baseline": {"m": {"p_randomization_holm": 0.05}}}
+    from types import SimpleNamespace
+
+    marked = SimpleNamespace(vs_baseline={"m": {"p_randomization_holm": 0.0499}})
+    unmarked = SimpleNamespace(vs_baseline={"m": {"p_randomization_holm": 0.05}})
     assert board.differs_from_baseline(marked, "m") and not board.differs_from_baseline(unmarked, "m")
 
 

@@ -122,7 +122,7 @@ def test_validate_cli_exit_codes(tmp_path, capsys):
 
 def test_validate_beside_evaluate_and_skipping_the_document_check(tmp_path, capsys):
     """``validate`` is defined in negplugins/cli.py next to ``evaluate``; ``--no-check-docs`` (``import beir``'s
-    name) skips the document id check, ``--no-documents`` (validate's old name) is still accepted, unlisted."""
+    name) skips the document id check."""
     from negplugins import cli
 
     commands = next(a for a in cli.build_parser()._actions if a.dest == "command").choices
@@ -136,9 +136,7 @@ def test_validate_beside_evaluate_and_skipping_the_document_check(tmp_path, caps
     assert main(["validate", "negplugins-demo", str(unknown_doc)]) == 1
     assert "[unknown-document]" in capsys.readouterr().out
     assert main(["validate", "negplugins-demo", str(unknown_doc), "--no-check-docs"]) == 0
-    assert main(["validate", "negplugins-demo", str(unknown_doc), "--no-documents"]) == 0
-    help_text = commands["validate"].format_help()
-    assert "--no-check-docs" in help_text and "--no-documents" not in help_text
+    assert "--no-check-docs" in commands["validate"].format_help()
 
 
 def test_doc_id_set_cache(tmp_path, isolated_ir_datasets_home):

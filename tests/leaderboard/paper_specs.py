@@ -29,13 +29,14 @@ EXCLUIR_REPORTED = (Reported("BM25", "R@1", 0.125, "excluir/test", None, "Table 
 
 @contextlib.contextmanager
 def replaced_specs(changes: dict):
-    """Within the block, ``benchmarks()`` holds each spec named in ``changes`` with its changes applied (same order)."""
+    """Within the block, ``benchmarks()`` holds each spec named in ``changes`` with its changes applied (same order):
+    ``{name: {record: {field: value}}}``, e.g. ``{"excluir": {"paper": {"reported": ()}}}``."""
     originals = benchmarks()
     for spec in originals:
         unregister_benchmark(spec.name)
     try:
         for spec in originals:
-            register_benchmark(dataclasses.replace(spec, **changes[spec.name]) if spec.name in changes else spec)
+            register_benchmark(_changed(spec, changes[spec.name]) if spec.name in changes else spec)
         yield
     finally:
         for spec in benchmarks():
@@ -44,9 +45,14 @@ def replaced_specs(changes: dict):
             register_benchmark(spec)
 
 
+def _changed(spec, records: dict):
+    return dataclasses.replace(spec, **{name: dataclasses.replace(getattr(spec, name), **fields)
+                                        for name, fields in records.items()})
+
+
 def demo_paper(**extra):
-    """The toy papers' changes for ``replaced_specs(demo_paper())``."""
-    demo = {"reported": DEMO_REPORTED, "paper": "Doe et al., 2099", "paper_url": PAPER_URL,
+    """The toy papers' changes for ``replaced_specs(demo_paper())``; ``extra``: more fields of the demo's paper."""
+    demo = {"reported": DEMO_REPORTED, "reference": "Doe et al., 2099", "url": PAPER_URL,
             "reproduction_notes": {"Paper BM25": "The paper's BM25 uses k1 1.2; the run uses k1 0.9."}}
     demo.update(extra)
-    return {"negplugins-demo": demo, "excluir": {"reported": EXCLUIR_REPORTED}}
+    return {"negplugins-demo": {"paper": demo}, "excluir": {"paper": {"reported": EXCLUIR_REPORTED}}}

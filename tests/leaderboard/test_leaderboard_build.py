@@ -49,7 +49,7 @@ def test_build_is_deterministic(runs, tmp_path):
     # a page per benchmark even without runs (the papers' numbers), the reproduction page, the folder marker
     # boolquestions/nq and comlq/negation too: the papers report numbers on them (the specs' reported tuples)
     pages = ["boolquestions-msmarco", "boolquestions-nq", "comlq", "comlq-negation", "dureader-retrieval-dev",
-             "excluir-test", "negplugins-demo", "nevir-test", "reproduction"]
+             "excluir-test", "negconstraint", "negplugins-demo", "nevir-test", "reproduction"]
     assert names == sorted(["README.md", "index.html", "index.json", "negplugins-output.json",
                             *(f"{p}.{x}" for p in pages for x in ("html", "json", "md"))])
     for name in names:
@@ -59,7 +59,7 @@ def test_build_is_deterministic(runs, tmp_path):
     assert record["baseline"] == "bm25" and record["runs"][0]["vs_baseline"]["nDCG@10"]["n"] == 21
     index = json.loads((tmp_path / "out1" / "index.json").read_text())
     assert [b["family"] for b in index["benchmarks"]] == ["comlq", "excluir", "nevir", "boolquestions",
-                                                          "dureader-retrieval", "negplugins-demo"]
+                                                          "dureader-retrieval", "negconstraint", "negplugins-demo"]
     html = (tmp_path / "out1" / "negplugins-demo.html").read_text()
     assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     assert "<script src" not in html and "<link" not in html
@@ -242,18 +242,17 @@ def test_best_is_the_smallest_for_lower_is_better_and_every_tied_run_but_not_an_
 
 def test_values_that_show_the_same_are_both_marked_best():
     """A tie is judged on the value as shown (4 decimals): 0.58552 and 0.58548 both read 0.5855."""
-    from negplugins.leaderboard.render import best_runs
+    from negplugins.leaderboard.board import Leaderboard, RunEntry, best_runs
 
-    record = {"runs": [{"name": "a", "overall": {"m": 0.58552}}, {"name": "b", "overall": {"m": 0.58548}},
-                       {"name": "c", "overall": {"m": 0.5854}}, {"name": "d", "overall": {"m": None}}],
-              "lower_is_better": []}
+    record = Leaderboard("d", runs=[RunEntry(name, overall={"m": value}) for name, value in
+                                    [("a", 0.58552), ("b", 0.58548), ("c", 0.5854), ("d", None)]])
     assert best_runs(record, "m") == {"a", "b"}
-    record["lower_is_better"] = ["m"]
+    record.lower_is_better = ["m"]
     assert best_runs(record, "m") == {"c"}
     # every run with a value shows the same (0.5855): no best; a single run: no best
-    record["runs"] = record["runs"][:2] + record["runs"][3:]
+    record.runs = record.runs[:2] + record.runs[3:]
     assert best_runs(record, "m") == set()
-    record["runs"] = record["runs"][:1]
+    record.runs = record.runs[:1]
     assert best_runs(record, "m") == set()
 
 

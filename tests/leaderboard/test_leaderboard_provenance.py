@@ -69,12 +69,13 @@ def test_runs_and_sidecars_are_linked_relative_to_the_page(built):
 
 
 def test_paper_and_data_are_linked():
+    from negplugins.leaderboard.board import Leaderboard
     from negplugins.leaderboard.render import html_page, markdown
 
-    record = {"dataset": "comlq", "runs": [], "measures": ["nDCG@10"], "lower_is_better": [], "notes": [],
-              "subsets": {}, "breakdown_field": None, "reported": [], "primary": "nDCG@10",
-              "paper": {"reference": "Xu et al., AAAI 2026", "url": "https://arxiv.org/abs/2511.12004", "title": "ComLQ"},
-              "data_url": "https://github.com/xgl-git/ComLQR-main", "built_with": {"negplugins": "0.1.0"}}
+    record = Leaderboard("comlq", measures=["nDCG@10"], primary="nDCG@10",
+                         paper={"reference": "Xu et al., AAAI 2026", "url": "https://arxiv.org/abs/2511.12004",
+                                "title": "ComLQ"},
+                         data_url="https://github.com/xgl-git/ComLQR-main", built_with={"negplugins": "0.1.0"})
     html = html_page(record)
     assert 'Paper: <a href="https://arxiv.org/abs/2511.12004">Xu et al., AAAI 2026</a> (ComLQ)' in html
     assert 'Data: <a href="https://github.com/xgl-git/ComLQR-main">' in html

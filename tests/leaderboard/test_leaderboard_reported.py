@@ -187,7 +187,7 @@ def test_reproduces_is_checked(papers, tmp_path, trec):
 
 
 def test_reproduces_without_recorded_numbers(tmp_path, trec):
-    with replaced_specs({"negplugins-demo": {"reported": ()}}):
+    with replaced_specs({"negplugins-demo": {"paper": {"reported": ()}}}):
         runs = tmp_path / "runs"
         contribute(runs, trec, "bm25", reproduces="BM25")
         _, problems = discover(runs)
@@ -199,7 +199,8 @@ def test_a_number_on_an_unregistered_dataset_is_refused(tmp_path, trec):
     from ir_datasets_ext.spec import Reported
     from negplugins.errors import UserError
 
-    with replaced_specs({"negplugins-demo": {"reported": (Reported("X", "nDCG@10", 0.1, "negplugins-demo/nope"),)}}):
+    with replaced_specs({"negplugins-demo": {"paper": {"reported": (Reported("X", "nDCG@10", 0.1,
+                                                                          "negplugins-demo/nope"),)}}}):
         runs = tmp_path / "runs"
         contribute(runs, trec, "bm25")
         with pytest.raises(UserError, match="the spec of negplugins-demo records a number of its paper on "
@@ -210,7 +211,7 @@ def test_a_number_on_an_unregistered_dataset_is_refused(tmp_path, trec):
 
 def test_sidecar_command_writes_reproduces(papers, tmp_path, trec, capsys):
     run = trec(tmp_path / "runs" / "negplugins-demo" / "mine.trec", RANKINGS["good"])
-    base = ["leaderboard", "sidecar", str(run), "--dataset", "negplugins-demo", "--system", "mine", "--tag", "t"]
+    base = ["leaderboard", "sidecar", str(run), "--dataset", "negplugins-demo", "--system", "mine", "--run-tag", "t"]
     assert main([*base, "--reproduces", "Nope"]) == 2
     assert "--reproduces 'Nope' is not a system the paper reports on negplugins-demo" in capsys.readouterr().err
     assert main([*base, "--authors-pipeline"]) == 2
@@ -221,7 +222,7 @@ def test_sidecar_command_writes_reproduces(papers, tmp_path, trec, capsys):
 
 
 def test_only_http_papers_are_linked(tmp_path, trec):
-    with replaced_specs(demo_paper(paper_url="javascript:alert(1)")):
+    with replaced_specs(demo_paper(url="javascript:alert(1)")):
         runs = tmp_path / "runs"
         contribute(runs, trec, "bm25")
         build(runs, tmp_path / "out")

@@ -31,7 +31,7 @@ from negplugins.measures import MEASURES
 from negplugins.measures.ranking import NonFiniteScoreError, canonical_order, canonical_run
 
 REPO = Path(__file__).resolve().parents[2]
-ALL_DEFAULT_MEASURES = sorted({m for spec in benchmarks() for m in spec.measures}
+ALL_DEFAULT_MEASURES = sorted({m for spec in benchmarks() for m in spec.measures.names}
                               | {"LSNC@100", "LSNC(over='labelled')@100"})
 BASE = 10.0
 # exact ties, and near ties that single precision cannot tell apart (float32(10 + 1e-7) == float32(10))
@@ -99,6 +99,9 @@ def reference_value(measure, judged, scored_docs, ties="stock"):
         return 1.0 if first_pos else 0.0
     if name == "R":
         return sum(d in positives for d in top) / len(positives) if positives else 0.0
+    if name == "AP":  # trec_eval's map_cut: precision at each positive in the top k, over all positives
+        ranks = [i + 1 for i, d in enumerate(top) if d in positives]
+        return sum(n / rank for n, rank in enumerate(ranks, start=1)) / len(positives) if positives else 0.0
     if name == "nDCG":
         dcg = sum(max(judged.get(d, 0), 0) / math.log2(i + 2) for i, d in enumerate(top))
         ideal = sorted((r for r in judged.values() if r > 0), reverse=True)[:k]

@@ -28,7 +28,7 @@ def test_mteb_evaluate_on_comlq_gives_the_suite_s_ndcg(comlq_mirror):
 
     import negplugins.mteb
     from negplugins.evaluation import evaluate
-    from negplugins.runners.encoders import default_model_path
+    from negplugins.runners.model_refs import default_model_path
 
     suite = evaluate("comlq", PROJECT_ROOT / "runs" / "comlq" / "dense-minilm.trec.gz").overall["nDCG@10"]
     assert round(suite, 4) == 0.5855

@@ -25,6 +25,7 @@ def test_task_names_splits_and_subsets_follow_each_spec():
         "NevIR": [("test", "default")],
         "BoolQuestions": [("test", "msmarco"), ("test", "nq")],  # two corpora: two subsets of one task
         "DuReader-retrieval": [("dev", "default")],
+        "NegConstraint": [("test", "default")],  # the release's test.tsv
         "NegpluginsDemo": [("test", "default")],
     }
 
@@ -76,7 +77,7 @@ def test_the_keys_of_mteb_s_own_measures_are_the_keys_mteb_writes():
 def test_every_spec_has_what_mteb_metadata_needs():
     for spec in datasets.benchmarks():
         assert naming.language_codes(spec) and naming.license_of(spec) and naming.dataset_revision(spec)
-        assert naming.score_key(spec.measures[0]) == naming.main_score(spec)
+        assert naming.score_key(spec.measures.names[0]) == naming.main_score(spec)
     assert naming.dataset_revision(_spec("comlq")) == "93d321997cad1306d64f2587a3ffba832dda87a7"
     assert naming.dataset_revision(_spec("excluir")) == naming.NO_REVISION  # Google Drive files: no revision
     assert naming.license_of(_spec("comlq")) == "not specified"

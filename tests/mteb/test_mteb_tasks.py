@@ -35,7 +35,7 @@ def fixtures(tmp_path_factory):
     from sentence_transformers import SentenceTransformer
 
     from negplugins.reportcard import run_benchmark
-    from negplugins.runners.encoders import default_model_path
+    from negplugins.runners.model_refs import default_model_path
 
     root = tmp_path_factory.mktemp("mteb_tasks")
     mirror = root / "mirror"
@@ -56,11 +56,11 @@ def fixtures(tmp_path_factory):
     return {"suite": {o.dataset: o.evaluation for o in suite.done}, "mteb": scores, "results": results}
 
 
-def test_default_tasks_are_the_five_benchmarks_and_names_are_checked():
+def test_default_tasks_are_the_benchmarks_but_the_demo_and_names_are_checked():
     from negplugins.mteb.tasks import UnknownTaskError, task_names
 
     assert [t.metadata.name for t in get_tasks()] == ["ComLQ", "ExcluIR", "NevIR", "BoolQuestions",
-                                                      "DuReader-retrieval"]
+                                                      "DuReader-retrieval", "NegConstraint"]
     assert [t.metadata.name for t in get_tasks(["comlq", "NegpluginsDemo"])] == ["ComLQ", "NegpluginsDemo"]
     assert type(get_tasks(["ComLQ"])[0]) is type(get_tasks(["comlq"])[0])  # one class per benchmark
     with pytest.raises(UnknownTaskError, match="unknown task 'DuRetrieval'; negplugins' MTEB tasks: ComLQ, "):
@@ -85,7 +85,7 @@ def test_metadata_is_validated_by_mteb_and_comes_from_the_specs():
         assert meta.license == naming.license_of(spec) and meta.revision == naming.dataset_revision(spec)
         assert meta.bcp47_codes == naming.language_codes(spec)
         if meta.name != "NevIR":  # NevIR keeps MTEB's own reference and citation (the next test)
-            assert meta.reference == (spec.paper_url or None)
+            assert meta.reference == (spec.paper.url or None)
             assert meta.bibtex_citation == (spec.citation() or "")
     comlq = get_tasks(["ComLQ"])[0].metadata
     assert (comlq.main_score, comlq.eval_splits, comlq.eval_langs, comlq.type) == \
@@ -133,7 +133,7 @@ def test_mteb_get_model_cannot_load_a_folder_so_the_docs_pass_a_sentence_transfo
     """mteb 2.26.24's get_model looks a folder up as a Hub id and has no loader for it (mteb PR #4756 was declined)."""
     import mteb
 
-    from negplugins.runners.encoders import default_model_path
+    from negplugins.runners.model_refs import default_model_path
 
     with pytest.warns(UserWarning), pytest.raises(NotImplementedError):
         mteb.get_model(str(default_model_path()))

@@ -77,7 +77,7 @@ def _read_run(path: Path) -> dict[str, list[tuple[str, float]]]:
 
 def test_every_benchmark_runs_or_is_skipped_with_its_reason(bench):
     result = bench["first"]
-    assert [o.dataset for o in result.outcomes] == ["comlq", *FIXTURE_DATASETS[:-1], "negplugins-demo"]
+    assert [o.dataset for o in result.outcomes] == ["comlq", *FIXTURE_DATASETS[:-1], "negconstraint", "negplugins-demo"]
     comlq = _outcome(result, "comlq")
     assert comlq.status == "skipped" and comlq.reason.startswith("data not available: ")
     assert "comlq/dataset.zip" in comlq.reason  # the missing file is named
@@ -105,7 +105,7 @@ def test_every_benchmark_runs_or_is_skipped_with_its_reason(bench):
 
 
 def test_summary_describes_the_model(bench, plain_minilm):
-    from negplugins.runners.encoders import default_model_path, weights_sha256
+    from negplugins.runners.model_refs import default_model_path, weights_sha256
 
     summary = bench["first"].summary
     model = summary["model"]
@@ -272,7 +272,7 @@ def test_report_files(bench):
     assert "| Benchmark | Dataset | System | Primary measure | Value | Other measures |" in markdown
     assert "![" in markdown and "](figure.svg)" in markdown
     assert "<table id=\"report-card\">" in html and "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"standing\"" in html
-    assert "<script" not in html and svg.startswith("<svg ") and svg.count("class=\"row\"") == 7
+    assert "<script" not in html and svg.startswith("<svg ") and svg.count("class=\"row\"") == 8
     # the paper's systems: ExcluIR reports all-MiniLM-L6-v2 itself, which is picked as a context row
     assert "data-system=\"all-MiniLM-L6-v2\"" in html and "the same model, in the paper" in html
     assert "## Skipped" in markdown and "ComLQ (<code>comlq</code>): data not available" in markdown
@@ -297,7 +297,7 @@ def test_notable_systems_are_few_and_in_the_spec_order():
 
 def test_a_model_object_gives_the_same_scores_as_its_folder(bench, plain_minilm, tmp_path, monkeypatch):
     """MTEB-style: a loaded SentenceTransformer; fingerprinted in memory, same rankings as the packaged folder."""
-    from negplugins.runners.encoders import state_dict_sha256
+    from negplugins.runners.model_refs import state_dict_sha256
 
     monkeypatch.chdir(tmp_path)
     result = run_benchmark(plain_minilm, benchmarks="negplugins-demo", output=tmp_path / "out", indexes=tmp_path / "idx",
@@ -508,7 +508,7 @@ def test_comlq_reuses_a_finished_dense_run_and_evaluates_the_release(comlq_mirro
     shutil.copyfile(committed, target)
     sidecar = json.loads(committed.with_name("dense-minilm.meta.json").read_text())
     sidecar["run"] = target.name
-    from negplugins.runners.encoders import resolve_model
+    from negplugins.runners.model_refs import resolve_model
 
     sidecar["model"]["files_sha256"] = resolve_model(None).files_sha256  # what the run records now
     (folder / "dense-all-MiniLM-L6-v2.meta.json").write_text(json.dumps(sidecar, indent=2))
@@ -552,7 +552,7 @@ def test_state_dict_fingerprint_follows_its_documentation():
 
     import torch
 
-    from negplugins.runners.encoders import parameter_count, state_dict_sha256
+    from negplugins.runners.model_refs import parameter_count, state_dict_sha256
 
     layer = torch.nn.Linear(2, 2)
     with torch.no_grad():

@@ -125,7 +125,7 @@ def test_the_committed_mpnet_reproduction_where_its_weights_are_given(nevir_copy
 
 def test_evaluate_gives_the_full_number_and_names_the_copy(nevir_copy, capsys):
     meta = read_metadata(RUN)
-    from negplugins.runners.encoders import resolve_model
+    from negplugins.runners.model_refs import resolve_model
 
     assert meta["model"]["sha256"] == resolve_model("all-MiniLM-L6-v2").sha256  # the packaged weights
     assert meta["data_origin"] == [nevir.DERIVED_TEST.to_dict()]
@@ -142,7 +142,7 @@ def test_evaluate_gives_the_full_number_and_names_the_copy(nevir_copy, capsys):
 def test_the_report_card_gives_the_number_on_the_real_pairs(nevir_copy, tmp_path):
     """The report card of the packaged MiniLM over the committed run (reused: same model, data and protocol)."""
     from negplugins.reportcard import run_benchmark
-    from negplugins.runners.encoders import resolve_model
+    from negplugins.runners.model_refs import resolve_model
 
     folder = tmp_path / "card" / "nevir-test"
     folder.mkdir(parents=True)

@@ -11,15 +11,10 @@ import pytest
 from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners import dense, dense_index_format
-from negplugins.runners.dense import (
-    dense_index,
-    dense_search,
-    load_dense_index,
-    parse_memory_size,
-    search_index_folder,
-    search_vectors,
-)
-from negplugins.runners.lucene_index import MANIFEST
+from negplugins.runners.common import MANIFEST
+from negplugins.runners.dense import dense_index, dense_search
+from negplugins.runners.dense_index_format import load_dense_index, parse_memory_size
+from negplugins.runners.faiss_search import search_index_folder, search_vectors
 
 DEMO = "negplugins-demo"
 
@@ -127,31 +122,76 @@ def test_sharded_exact_search_gives_the_run_of_one_flat_index(demo_indexes, tmp_
 
 
 def test_a_search_reads_each_faiss_file_once(demo_indexes, tmp_path, monkeypatch, minilm_encoder):
-    """Issue 24: a search over a built index read its faiss file three times with ``index`` (a check before the
-    model loads, a check of the dimension, the search) and twice over a reused default index; now once, and each
-    shard of a sharded index once. Counted at ``faiss.read_index``, the one reader of the files."""
-    import faiss
+    """Each byte of a faiss ``index`` file (one index, or each shard of a sharded one) is read once by a search,
+    its SHA-256 computed from the bytes faiss reads: counted at ``open``, the one way to its bytes."""
+    import builtins
 
     sharded, merged = demo_indexes
-    real, read = faiss.read_index, []
-    monkeypatch.setattr(faiss, "read_index", lambda name, *args: (read.append(Path(name).parent.name),
-                                                                  real(name, *args))[1])
+    real_open, read = builtins.open, {}
+
+    class Counted:
+        def __init__(self, handle, name):
+            self.handle, self.name = handle, name
+
+        def read(self, size=-1):
+            block = self.handle.read(size)
+            read[self.name] = read.get(self.name, 0) + len(block)
+            return block
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return self.handle.__exit__(*exc)
+
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+    def counted(file, mode="r", *args, **kwargs):
+        handle = real_open(file, mode, *args, **kwargs)
+        if Path(str(file)).name != "index" or "b" not in mode:
+            return handle
+        return Counted(handle, Path(str(file)).parent.name)
+
+    monkeypatch.setattr(builtins, "open", counted)
     monkeypatch.chdir(tmp_path)
+
+    def sizes(*folders):
+        return {folder.name: (folder / "index").stat().st_size for folder in folders}
+
     dense_search(DEMO, "merged.trec", index=merged.path, hits=5, progress=False)
-    assert read == ["merged"]
+    assert read == sizes(merged.path)
     read.clear()
     dense_search(DEMO, "sharded.trec", index=sharded.path, hits=5, progress=False)
-    assert read == [f"shard-{i:05d}-of-00004" for i in range(4)]
+    assert read == sizes(*(sharded.path / name for name in sharded.manifest["shards"]))
     read.clear()
     dense_search(DEMO, "given.trec", index=merged.path, hits=5, progress=False, encoder=minilm_encoder)
-    assert read == ["merged"]
+    assert read == sizes(merged.path)
     assert Path("given.trec").read_bytes() == Path("merged.trec").read_bytes()
 
     built = dense_search(DEMO, "built.trec", hits=5, progress=False, encoder=minilm_encoder)  # ./indexes/faiss/...
     read.clear()
     reused = dense_search(DEMO, "reused.trec", hits=5, progress=False, encoder=minilm_encoder)
-    assert reused["index"] == built["index"] and read == [Path(built["index"]).name]
+    assert reused["index"] == built["index"] and read == sizes(Path(built["index"]))
     assert Path("reused.trec").read_bytes() == Path("built.trec").read_bytes()
+
+
+def test_a_reused_index_found_damaged_by_the_search_is_encoded_again(demo_indexes, tmp_path, monkeypatch, capsys,
+                                                                       minilm_encoder):
+    monkeypatch.chdir(tmp_path)
+    built = dense_search(DEMO, "built.trec", hits=5, progress=False, encoder=minilm_encoder)
+    index = Path(built["index"]) / "index"
+    data = bytearray(index.read_bytes())
+    data[len(data) // 2] ^= 0x7F  # one float of one vector: the same size, other bytes
+    index.write_bytes(bytes(data))
+    capsys.readouterr()
+    again = dense_search(DEMO, "again.trec", hits=5, progress=False, encoder=minilm_encoder)
+    assert "the dense index is damaged (index does not hold the bytes it was built with" in capsys.readouterr().err
+    assert again["index"] == built["index"] and Path("again.trec").read_bytes() == Path("built.trec").read_bytes()
+    with pytest.raises(UserError, match="the dense index is damaged"):
+        index.write_bytes(bytes(data))
+        dense_search(DEMO, "given.trec", index=index.parent, hits=5, progress=False, encoder=minilm_encoder)
+
 
 @pytest.mark.java
 def test_each_shard_and_an_hnsw_index_load_in_stock_pyserini(demo_indexes, tmp_path, minilm_encoder):

@@ -19,7 +19,7 @@ from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners import encoders
 from negplugins.runners.dense import dense_index, dense_search
-from negplugins.runners.encoders import default_model_path, resolve_model, weights_sha256
+from negplugins.runners.model_refs import default_model_path, resolve_model, weights_sha256
 from negplugins.runners.rerank import rerank
 
 DEMO = "negplugins-demo"
@@ -39,7 +39,7 @@ def _edit_json(path, **changes):
 
 def test_the_model_files_fingerprint_follows_its_documentation(model):
     """The weights' line, then each other file (sorted by path); README and hidden files left out."""
-    from negplugins.runners.encoders import model_files_sha256
+    from negplugins.runners.model_refs import model_files_sha256
 
     (model / "notes.md").write_text("anything", encoding="utf-8")
     lines = [f"weights {weights_sha256(model)}\n"]
@@ -98,7 +98,7 @@ def test_a_pooling_change_is_run_again_by_the_report_card(model, tmp_path, monke
     steps = dict((step, how) for step, how, _ in outcome.steps)
     assert steps["dense retrieval"] == "ran" and steps["dense index"] == "ran" and steps["evaluation"] == "ran"
     meta = read_metadata(outcome.run)
-    from negplugins.runners.encoders import model_files_sha256
+    from negplugins.runners.model_refs import model_files_sha256
 
     assert meta["parameters"]["pooling"] == "cls" and meta["model"]["files_sha256"] == model_files_sha256(model)
 

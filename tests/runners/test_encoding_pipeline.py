@@ -24,7 +24,7 @@ from negplugins._compat import fast_tokenizer
 from negplugins._compat.fast_tokenizer import PROBE_TEXTS, TokenRows, token_rows
 from negplugins._compat.upstream import UpstreamChangedWarning
 from negplugins.runners import ray_engine
-from negplugins.runners.encoders import DenseEncoder, default_model_path, resolve_model
+from negplugins.runners.encoders import DenseEncoder
 from negplugins.runners.encoding_pipeline import (
     EncodingPipeline,
     TorchForward,
@@ -33,6 +33,7 @@ from negplugins.runners.encoding_pipeline import (
     pad_batch,
     token_budget_batches,
 )
+from negplugins.runners.model_refs import default_model_path, resolve_model
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["", "a", "The capital of France is Paris.", "which metal is not used in coins " * 30,

@@ -18,7 +18,7 @@ from negplugins import datasets
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners import rerank as rerank_module
 from negplugins.runners.dense import dense_index, dense_search
-from negplugins.runners.encoders import resolve_model
+from negplugins.runners.model_refs import resolve_model
 from negplugins.runners.rerank import rerank
 
 DEMO = "negplugins-demo"
@@ -82,8 +82,6 @@ def test_every_runner_records_one_fingerprint_for_a_sharded_model(sharded_model,
 
 
 def test_the_default_model_is_one_record_for_every_runner():
-    from negplugins.runners.beir import model_record
-
     ref = resolve_model(None)
     record = ref.metadata()
     assert set(record) == {"id", "revision", "sha256", "files_sha256", "path", "source"}
@@ -91,8 +89,7 @@ def test_the_default_model_is_one_record_for_every_runner():
     # a single weight file: its own SHA-256
     assert record["sha256"] == hashlib.sha256((ref.path / "model.safetensors").read_bytes()).hexdigest()
     for name in (None, "default", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", str(ref.path)):
-        assert resolve_model(name).metadata() == record
-        assert model_record(name) == (str(ref.path), record)
+        assert resolve_model(name).metadata() == record and resolve_model(name).path == ref.path
 
 
 def test_runner_apis_leave_the_environment_alone(tmp_path, monkeypatch, tiny_cross_encoder):

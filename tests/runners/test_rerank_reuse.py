@@ -111,7 +111,8 @@ def test_the_reused_vectors_are_the_stored_ones(demo_index):
     """What the reranker reads is the index's own float32 rows, by doc id (faiss reconstruct agrees)."""
     import numpy as np
 
-    from negplugins.runners.dense import load_dense_index, stored_passage_vectors
+    from negplugins.runners.dense_index_format import load_dense_index
+    from negplugins.runners.faiss_search import stored_passage_vectors
 
     index, ids = load_dense_index(demo_index)
     found = stored_passage_vectors(demo_index, ["d07", "d01", "nope"])

@@ -8,7 +8,8 @@ import pytest
 from ir_datasets_ext.datasets import dureader_retrieval as du
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners.bm25 import bm25_search
-from negplugins.runners.lucene_index import lucene_index, read_manifest
+from negplugins.runners.common import read_manifest
+from negplugins.runners.lucene_index import lucene_index
 
 
 @pytest.mark.java

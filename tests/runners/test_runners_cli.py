@@ -73,8 +73,7 @@ def test_bad_input_in_process(tmp_path, monkeypatch, capsys, argv, message):
 
 
 @pytest.mark.parametrize("argv, message", [
-    # --encoder: the old spelling of search dense's --model, still accepted
-    (["search", "dense", DEMO, "-o", "out.trec", "--encoder", "nobody/no-model"], "unknown model 'nobody/no-model'"),
+    (["search", "dense", DEMO, "-o", "out.trec", "--model", "nobody/no-model"], "unknown model 'nobody/no-model'"),
     (["search", "rerank", DEMO, "--run", "bad.trec", "--model", "all-MiniLM-L6-v2", "-o", "out.trec"],
      "bad.trec: document 'd99' is not in the documents of negplugins-demo"),
 ])
@@ -111,19 +110,19 @@ def _help(argv) -> str:
 
 
 def test_one_name_and_one_default_per_option():
-    """``--model`` in every runner (``--encoder`` only as search dense's hidden old spelling, same destination)
-    and one ``--hits`` default, Pyserini's 1000, on the command line and in the Python API."""
+    """``--model`` in every runner and one ``--hits`` default, Pyserini's 1000, on the command line and in the Python
+    API."""
     import inspect
 
     from negplugins.runners.beir import beir_dense_search
     from negplugins.runners.bm25 import bm25_search
-    from negplugins.runners.dense import SearchOptions, dense_search
+    from negplugins.runners.dense import dense_search
+    from negplugins.runners.dense_options import SearchOptions
     from negplugins.runners.sparse import splade_search
 
     parser = build_parser()
     for runner in ("dense", "splade", "rerank", "beir-dense", "beir-rerank"):
         assert "--model" in _help(["search", runner]) and "--encoder" not in _help(["search", runner])
-    assert parser.parse_args(["search", "dense", DEMO, "-o", "x", "--encoder", "m"]).model == "m"
     assert parser.parse_args(["search", "dense", DEMO, "-o", "x", "--model", "m"]).model == "m"
     for runner, api in (("bm25", bm25_search), ("dense", dense_search), ("splade", splade_search),
                         ("beir-dense", beir_dense_search)):

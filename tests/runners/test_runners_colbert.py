@@ -23,8 +23,8 @@ from negplugins.errors import UserError
 from negplugins.evaluation.scoring import evaluate
 from negplugins.evaluation.validation import validate_run
 from negplugins.io.sidecars import read_metadata
-from negplugins.runners.encoders import resolve_model
 from negplugins.runners.late_interaction import ColbertScorer, colbert_settings, maxsim
+from negplugins.runners.model_refs import resolve_model
 from negplugins.runners.rerank import detect_reranker, rerank
 
 DEMO = "negplugins-demo"

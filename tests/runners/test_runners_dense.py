@@ -15,9 +15,11 @@ import pytest
 from negplugins.errors import UserError
 from negplugins.io.sidecars import file_sha256, read_metadata
 from negplugins.runners import dense
-from negplugins.runners.dense import dense_index, dense_search, load_dense_index, search_vectors, shard_bounds
-from negplugins.runners.encoders import default_model_path
-from negplugins.runners.lucene_index import MANIFEST
+from negplugins.runners.common import MANIFEST
+from negplugins.runners.dense import dense_index, dense_search
+from negplugins.runners.dense_index_format import load_dense_index, shard_bounds
+from negplugins.runners.faiss_search import search_vectors
+from negplugins.runners.model_refs import default_model_path
 
 DEMO = "negplugins-demo"
 DEMO_DOCS = [f"d{n:02d}" for n in range(1, 37)]

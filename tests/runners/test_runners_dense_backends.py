@@ -18,9 +18,11 @@ from test_runners_dense_options import _docs, direct, models  # noqa: F401 - the
 from negplugins.errors import UserError
 from negplugins.io.sidecars import file_sha256, read_metadata
 from negplugins.runners import backends
-from negplugins.runners.dense import dense_search, encoders_path, load_dense_index
-from negplugins.runners.encoders import ENCODER_MANIFEST, DenseEncoder, resolve_model
-from negplugins.runners.lucene_index import MANIFEST
+from negplugins.runners.common import MANIFEST
+from negplugins.runners.dense import dense_search
+from negplugins.runners.dense_index_format import encoders_path, load_dense_index
+from negplugins.runners.encoders import ENCODER_MANIFEST, DenseEncoder
+from negplugins.runners.model_refs import resolve_model
 
 DEMO = "negplugins-demo"
 
@@ -196,7 +198,7 @@ def test_search_with_openvino_int8_calibrates_on_the_corpus(models, tmp_path, mo
 
     from negplugins import datasets
     from negplugins.cli import main
-    from negplugins.runners.dense import calibration_texts
+    from negplugins.runners.dense_index_format import calibration_texts
 
     monkeypatch.chdir(tmp_path)
     assert main(["search", "dense", DEMO, "--model", str(models["e5"]), "--backend", "openvino", "--dtype", "int8",

@@ -22,17 +22,18 @@ from negplugins import datasets
 from negplugins.cli import main
 from negplugins.errors import UserError
 from negplugins.io.sidecars import read_metadata
-from negplugins.runners import backends, commands, encoders
-from negplugins.runners.dense import (
+from negplugins.runners import backends, commands, encoding_settings
+from negplugins.runners.common import MANIFEST
+from negplugins.runners.dense import dense_index, dense_search
+from negplugins.runners.dense_index_format import (
     default_dense_index_path,
-    dense_index,
-    dense_search,
     encoders_path,
     index_encoding,
     load_dense_index,
 )
-from negplugins.runners.encoders import DenseEncoder, encoder_settings, resolve_device, resolve_model
-from negplugins.runners.lucene_index import MANIFEST
+from negplugins.runners.encoders import DenseEncoder
+from negplugins.runners.encoding_settings import encoder_settings, resolve_device
+from negplugins.runners.model_refs import resolve_model
 
 DEMO = "negplugins-demo"
 _CHARS = list("abcdefghijklmnopqrstuvwxyz0123456789?.,:;'-()")
@@ -318,18 +319,18 @@ def test_device_validation():
 ])
 def test_unsupported_combinations(backend, dtype, message):
     with pytest.raises(UserError) as error:
-        encoders.check_backend_dtype(backend, dtype)
+        encoding_settings.check_backend_dtype(backend, dtype)
     assert str(error.value) == message
 
 
 def test_bfloat16_on_a_cpu_without_bf16_instructions(models, monkeypatch):
     """PyTorch emulates bfloat16 (a note says it is slow); OpenVINO would silently run float32, so it is refused."""
     monkeypatch.setattr(backends, "cpu_bf16", lambda: False)
-    assert encoders.check_device_dtype("cpu", "bfloat16") == [
+    assert encoding_settings.check_device_dtype("cpu", "bfloat16") == [
         "--dtype bfloat16: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), so PyTorch emulates them: "
         "the same vectors, more slowly than float32"]
     monkeypatch.setattr(backends, "cpu_bf16", lambda: True)
-    assert encoders.check_device_dtype("cpu", "bfloat16") == []
+    assert encoding_settings.check_device_dtype("cpu", "bfloat16") == []
     monkeypatch.setattr(backends, "openvino_capabilities", lambda core=None: ["FP32", "INT8"])
     with pytest.raises(UserError, match=r"^--dtype bfloat16 --backend openvino: this CPU has no BF16 support "
                                         r"\(OpenVINO's CPU capabilities: FP32, INT8\); use --dtype float32$"):
@@ -365,9 +366,9 @@ def test_command_line_choices_are_the_apis():
     search = next(a for a in parser._subparsers._group_actions[0].choices["search"]._actions
                   if a.dest and a.choices and "dense" in a.choices)
     dense = {a.dest: a for a in search.choices["dense"]._actions}
-    assert tuple(dense["backend"].choices) == encoders.BACKENDS
-    assert tuple(dense["dtype"].choices) == encoders.DTYPES
-    assert tuple(dense["pooling"].choices) == encoders.POOLINGS
+    assert tuple(dense["backend"].choices) == encoding_settings.BACKENDS
+    assert tuple(dense["dtype"].choices) == encoding_settings.DTYPES
+    assert tuple(dense["pooling"].choices) == encoding_settings.POOLINGS
     assert commands.__doc__.count("--query-encoder") == 1
 
 
@@ -401,3 +402,34 @@ def test_command_line_options_reach_the_index(models, tmp_path, monkeypatch, cap
     assert meta["parameters"]["query_prefix"] == "" and meta["parameters"]["device"] == "cpu"
     assert meta["index"]["manifest"]["encoding"] == meta["parameters"]["passage_encoding"]
     assert meta["index"]["manifest"]["pyserini_search"] is not None
+
+
+def test_options_are_declared_once_for_the_command_line_and_the_api(capsys):
+    """A second parser takes the same options with one call; each limit is the declaration's, on both sides."""
+    import argparse
+
+    from negplugins.runners.dense_options import (
+        EncodingOptions,
+        IndexOptions,
+        add_dense_options,
+        dense_options_from,
+        split_options,
+    )
+
+    parser = argparse.ArgumentParser(prog="p")
+    add_dense_options(parser, (EncodingOptions, IndexOptions))
+    options = dense_options_from(parser.parse_args(["--batch-size", "8", "--dtype", "float16", "--no-progress"]),
+                                 (EncodingOptions, IndexOptions))
+    assert options["batch_size"] == 8 and options["dtype"] == "float16" and options["progress"] is False
+    assert options["engine"] == "single" and "hits" not in options
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--batch-size", "0"])
+    assert "argument --batch-size: expected an integer from 1 to 65536, got '0'" in capsys.readouterr().err
+    with pytest.raises(UserError, match=r"^--batch-size: expected an integer from 1 to 65536, got 0$"):
+        IndexOptions(batch_size=0)
+    with pytest.raises(UserError, match=r"^--shard-id: .*, got 2 \(for --shard-num 2\)$"):
+        split_options("dense_index", {"shard_num": 2, "shard_id": 2}, (IndexOptions,))
+    with pytest.raises(UserError, match=r"^--pooling max: expected one of mean, cls, last-token$"):
+        EncodingOptions(pooling="max")
+    with pytest.raises(TypeError, match="dense_search\\(\\) got an unexpected keyword argument 'hitz'"):
+        split_options("dense_search", {"hitz": 3})

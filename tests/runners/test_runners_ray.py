@@ -28,8 +28,9 @@ except ImportError:
 from negplugins.cli import main
 from negplugins.io.sidecars import read_metadata
 from negplugins.runners import ray_engine
-from negplugins.runners.dense import dense_index, dense_search, load_dense_index
-from negplugins.runners.lucene_index import MANIFEST
+from negplugins.runners.common import MANIFEST
+from negplugins.runners.dense import dense_index, dense_search
+from negplugins.runners.dense_index_format import load_dense_index
 from negplugins.runners.ray_engine import FAIL_ONCE_ENV, RayEngine, RayJobError
 from negplugins.runners.rerank import rerank
 

@@ -42,7 +42,7 @@ def test_ray_options_need_the_ray_engine(tmp_path, monkeypatch, capsys, argv, me
 def test_ray_needs_a_model_folder_not_a_model_object(tmp_path):
     from types import SimpleNamespace
 
-    from negplugins.runners.encoders import ModelRef
+    from negplugins.runners.model_refs import ModelRef
 
     encoder = SimpleNamespace(ref=ModelRef("object", None, "object"))  # as SentenceEncoder.from_model gives
     with pytest.raises(UserError, match="--engine ray: the Ray workers load the model from its folder"):

@@ -12,7 +12,7 @@ import pytest
 from negplugins.errors import UserError
 from negplugins.evaluation.scoring import evaluate
 from negplugins.io.sidecars import file_sha256, read_metadata
-from negplugins.runners.encoders import resolve_model
+from negplugins.runners.model_refs import resolve_model
 from negplugins.runners.rerank import MONOT5_TEMPLATE, detect_reranker, rerank
 
 DEMO = "negplugins-demo"

@@ -20,8 +20,8 @@ from negplugins.errors import UserError
 from negplugins.evaluation.validation import validate_run
 from negplugins.io.sidecars import read_metadata
 from negplugins.io.topics import write_topics
-from negplugins.runners.encoders import resolve_model, weights_sha256
-from negplugins.runners.lucene_index import MANIFEST
+from negplugins.runners.common import MANIFEST
+from negplugins.runners.model_refs import resolve_model, weights_sha256
 from negplugins.runners.sparse import (
     MIN_IDF,
     QUANTIZATION,

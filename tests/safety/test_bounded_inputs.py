@@ -1,7 +1,7 @@
 """Hostile and careless inputs: runs, user JSON and damaged caches (issue 10, bounded and validated inputs).
 
 Each case checks the one-line message and that nothing the user owns was lost (``guard``). Runs are
-read by one bounded reader (``negplugins.io.inputs``); user JSON by ``negplugins.io.jsonfile.read_json``.
+read by one bounded reader (``negplugins.io.run_columns``); user JSON by ``negplugins.io.jsonfile.read_json``.
 The CLI cases run :func:`negplugins.cli.main` in this process (``main_cli`` of ``conftest.py``: its status and
 both streams); FIFO cases have a timeout, so a reader that blocks on the FIFO fails the test instead of hanging it.
 The killed copy is a child process, killed.
@@ -381,7 +381,7 @@ def test_sidecar_command_refuses_unregistered_dataset(main_cli, tmp_path, guard)
     run = tmp_path / "mine.trec"
     run.write_text(GOOD)
     guard.arm(tmp_path)
-    result = main_cli("leaderboard", "sidecar", run, "--dataset", "no-such", "--system", "s", "--tag", "t")
+    result = main_cli("leaderboard", "sidecar", run, "--dataset", "no-such", "--system", "s", "--run-tag", "t")
     assert_clean_error(result, "unknown dataset 'no-such'")
     guard.unchanged(allow_new=False)
 
@@ -390,14 +390,14 @@ def test_sidecar_command_refuses_tag_mismatch(main_cli, tmp_path, guard):
     run = tmp_path / "mine.trec"
     run.write_text(GOOD)
     guard.arm(tmp_path)
-    result = main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--tag", "x")
+    result = main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--run-tag", "x")
     assert_clean_error(result, "mine.trec: not writing its sidecar", "tag 'x' differs from the run's last column 't'")
     guard.unchanged(allow_new=False)
 
 
 def test_sidecar_command_names_the_run_tag_option(main_cli, tmp_path, guard):
-    """``--run-tag``, as in every command (``--tag``, its old spelling here, is still accepted); a bad tag is
-    reported under the option's name, and the option is required in either spelling."""
+    """``--run-tag``, as in every command; a bad tag is reported under the option's name, and the option is
+    required."""
     run = tmp_path / "mine.trec"
     run.write_text(GOOD)
     guard.arm(tmp_path)
@@ -405,7 +405,7 @@ def test_sidecar_command_names_the_run_tag_option(main_cli, tmp_path, guard):
                      "--run-tag", "two words")
     assert_clean_error(result, 'not writing its sidecar: --run-tag is "two words", expected the run tag, one word')
     result = main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s")
-    assert_clean_error(result, "--run-tag is required")
+    assert_clean_error(result, "the following arguments are required: --run-tag")
     guard.unchanged(allow_new=False)
     assert main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s",
                    "--run-tag", "t").returncode == 0
@@ -422,7 +422,7 @@ def test_sidecar_command_parameters(main_cli, tmp_path, guard, parameters, messa
     run = tmp_path / "mine.trec"
     run.write_text(GOOD)
     guard.arm(tmp_path)
-    result = main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--tag", "t",
+    result = main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--run-tag", "t",
                      "--parameters", parameters)
     assert_clean_error(result, message)
     guard.unchanged(allow_new=False)
@@ -439,7 +439,7 @@ def test_sidecar_command_refuses_a_malformed_run(main_cli, tmp_path, guard, text
     run = tmp_path / "mine.trec"
     run.write_text(text)
     guard.arm(tmp_path)
-    result = main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--tag", "t")
+    result = main_cli("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--run-tag", "t")
     assert_clean_error(result, message, "(not writing its sidecar)")
     guard.unchanged(allow_new=False)
     assert not (tmp_path / "mine.meta.json").exists()
@@ -448,7 +448,7 @@ def test_sidecar_command_refuses_a_malformed_run(main_cli, tmp_path, guard, text
 def test_sidecar_command_reruns_over_its_own_sidecar_but_not_over_a_foreign_file(main_cli, tmp_path, guard):
     run = tmp_path / "mine.trec"
     run.write_text(GOOD)
-    args = ("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--tag", "t", "--system")
+    args = ("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--run-tag", "t", "--system")
     assert main_cli(*args, "first try").returncode == 0
     again = main_cli(*args, "hand-made BM25")  # correcting a field: the sidecar of this very run, untracked
     assert again.returncode == 0, again.stderr
@@ -482,7 +482,7 @@ def test_sidecar_command_over_a_deeply_nested_sidecar(main_cli, tmp_path, guard)
     run = tmp_path / "mine.trec"
     run.write_text(GOOD)
     (tmp_path / "mine.meta.json").write_text(DEEP)
-    args = ("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--tag", "t")
+    args = ("leaderboard", "sidecar", run, "--dataset", "negplugins-demo", "--system", "s", "--run-tag", "t")
     guard.arm(tmp_path)
     result = main_cli(*args)
     assert_clean_error(result, "mine.meta.json: metadata sidecar nests deeper than 16 levels", "--force")

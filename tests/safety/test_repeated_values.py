@@ -49,7 +49,7 @@ def test_a_value_given_twice_is_refused_before_any_work(case, main_cli, guard, t
 def test_the_python_api_refuses_the_same_repeats(tmp_path):
     from negplugins.evaluation.scoring import evaluate, evaluate_runs
     from negplugins.reportcard import select_benchmarks
-    from negplugins.runners.faiss_search import check_search_params
+    from negplugins.runners.dense_options import check_search_params
 
     run = tmp_path / "run.trec"
     run.write_text(RUN_LINES)

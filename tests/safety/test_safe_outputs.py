@@ -429,7 +429,7 @@ def test_search_bm25_onto_a_folder_is_refused_before_indexing(project, main_cli,
 
 def test_leaderboard_sidecar_does_not_replace_a_committed_sidecar(repo, main_cli, guard):
     guard.arm(repo / "runs")
-    result = main_cli("leaderboard", "sidecar", _run(repo), "--dataset", DEMO, "--system", "x", "--tag", "Anserini",
+    result = main_cli("leaderboard", "sidecar", _run(repo), "--dataset", DEMO, "--system", "x", "--run-tag", "Anserini",
                  cwd=repo)
     assert_clean_error(result, "bm25.meta.json: is tracked by git", "--force")
     guard.unchanged(allow_new=False)

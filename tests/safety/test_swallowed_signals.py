@@ -54,7 +54,7 @@ def test_a_swallowed_signal_ends_evaluate_and_keeps_the_earlier_report(tmp_path,
 
     out = tmp_path / "out.json"
     out.write_text("the earlier report\n")
-    monkeypatch.setattr(scoring, "read_inputs", _swallowing(scoring.read_inputs, signum, then_fail))
+    monkeypatch.setattr(scoring.Evaluator, "read_runs", _swallowing(scoring.Evaluator.read_runs, signum, then_fail))
     result = main_cli("evaluate", "negplugins-demo", demo_run, "-o", out, "--force", cwd=tmp_path)
     status, line = EXIT[signum]
     assert (result.returncode, result.stderr.strip().splitlines()[-1:]) == (status, [line]), result.stderr
