@@ -28,6 +28,11 @@ from negplugins.runners.ray_cluster import WorkerPlan
 ray = import_ray_or_skip()
 
 DEMO = "negplugins-demo"
+#: The tests that wake the main thread with a real SIGUSR1 run in a pytest process of their own (started by
+#: test_the_raylet_watch_runs_in_a_process_of_its_own): in a worker that earlier tests shared, one killed the worker.
+_OWN_PROCESS = os.environ.get("NEGPLUGINS_TEST_OWN_PROCESS") == "1"
+own_process = pytest.mark.skipif(not _OWN_PROCESS, reason="run in a process of its own by "
+                                 "test_the_raylet_watch_runs_in_a_process_of_its_own")
 
 
 class _Pipeline:
@@ -104,6 +109,7 @@ def fake_raylet(monkeypatch):
     process.wait()
 
 
+@own_process
 def test_the_raylet_dying_while_the_job_waits_on_ray_ends_the_command_with_its_line(tmp_path, main_cli, first_stage,
                                                                                     no_cluster, fake_raylet):
     """Ray's core worker ends the process by itself (``_Exit(1)``) seconds after this machine's raylet died, with
@@ -126,6 +132,7 @@ def test_the_raylet_dying_while_the_job_waits_on_ray_ends_the_command_with_its_l
     assert signal.getsignal(signal.SIGUSR1) is before  # the watch's handler is gone with the job
 
 
+@own_process
 def test_the_watch_interrupts_only_a_call_into_ray(fake_raylet):
     with ray_failures.RayletWatch(ray, interval=0.05) as watch:
         fake_raylet.kill()
@@ -134,6 +141,15 @@ def test_the_watch_interrupts_only_a_call_into_ray(fake_raylet):
         with pytest.raises(KeyboardInterrupt):
             with watch.inside():
                 time.sleep(60)
+
+
+@pytest.mark.skipif(_OWN_PROCESS, reason="the outer run has it")
+def test_the_raylet_watch_runs_in_a_process_of_its_own(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", "not slow", __file__, "-k",
+                           "raylet_dying or watch_interrupts", "--basetemp", str(tmp_path / "base")],
+                          cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, NEGPLUGINS_TEST_OWN_PROCESS="1"))
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def test_a_killed_ray_raylet_under_search_dense_keeps_the_finished_shards(tmp_path):
