@@ -149,5 +149,5 @@ def test_registered_ids_and_pinned_source():
         assert dataset_id in ir_datasets.registry
     release = negconstraint._RELEASE
     assert (release.size, release.sha256) == (
-        1_063_203, "0b1c8560b5cbba5b053ad1cc4c86e7d66e073d2b4079ff3a94b2697047492925")  # SOURCES.md
+        1_063_203, "0b1c8560b5cbba5b053ad1cc4c86e7d66e073d2b4079ff3a94b2697047492925")  # ../shared/data/negconstraint/SOURCES.md
     assert negconstraint.REVISION in release.url and release.url.endswith("/NegConstraint.zip")
