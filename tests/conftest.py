@@ -246,19 +246,6 @@ def copy_of_shared_comlq_index(shared_comlq_index, tmp_path) -> Path:
     return Path(shutil.copytree(shared_comlq_index, tmp_path / "comlq-index", copy_function=shutil.copy2))
 
 
-def _stray_wake(signum, frame):
-    pass
-
-
-def _catch_stray_wake_signals():
-    """In an xdist worker, SIGUSR1 (the Ray engine's raylet-watch wake-up, runners/ray_failures.py) is caught by a
-    no-op: its default action ends the process, and a worker that died with no word hangs or fails the whole run."""
-    import signal
-
-    if os.environ.get("PYTEST_XDIST_WORKER") and signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL:
-        signal.signal(signal.SIGUSR1, _stray_wake)
-
-
 @pytest.fixture(autouse=True, scope="module")
 def jvm_keeps_its_crash_handlers(request):
     """Fail the module after which the JVM that runs Lucene in this process no longer handles its own faults.
@@ -297,7 +284,6 @@ def _checkout_state() -> dict[str, tuple] | None:
 
 
 def pytest_sessionstart(session):
-    _catch_stray_wake_signals()
     if not hasattr(session.config, "workerinput"):  # once per run: in the xdist controller or a plain run
         session.config.stash[_CHECKOUT] = _checkout_state()
 

@@ -115,7 +115,6 @@ def test_the_raylet_dying_while_the_job_waits_on_ray_ends_the_command_with_its_l
     """Ray's core worker ends the process by itself (``_Exit(1)``) seconds after this machine's raylet died, with
     Ray's lines only; the engine notices first, stops the job where it waits on Ray, and the command says so."""
     no_cluster(lambda: time.sleep(60))  # a job waiting on Ray for a batch that will never come
-    before = signal.getsignal(signal.SIGUSR1)
     threading.Timer(1.0, fake_raylet.kill).start()
     first = first_stage(tmp_path / "first.trec")
     started = time.monotonic()
@@ -129,7 +128,7 @@ def test_the_raylet_dying_while_the_job_waits_on_ray_ends_the_command_with_its_l
         f"(process {fake_raylet.pid}); nothing was written")
     assert interrupts.ends_without_teardown()  # the program ends at once: Ray's exit handler would wait for the raylet
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first.trec"]
-    assert signal.getsignal(signal.SIGUSR1) is before  # the watch's handler is gone with the job
+    assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL  # the watch's handler is gone with the job
 
 
 @own_process
