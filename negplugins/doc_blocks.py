@@ -17,7 +17,7 @@ __all__ = ["venue", "measures_text", "evaluate_description", "docs_page", "readm
            "readme_default_measures", "readme_protocols", "README_BLOCKS", "BLOCK_FILES", "readme_block",
            "update_blocks", "stale_blocks"]
 
-_SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.doc_blocks"
+_SOURCE = "generated from the benchmark specs (ir_datasets_ext/datasets/*.py) by python -m negplugins.docs_pages --write"
 
 
 def venue(spec: Benchmark) -> str:
@@ -123,9 +123,9 @@ BLOCK_FILES: dict[str, tuple[str, ...]] = {
 }
 
 
-def readme_block(name: str) -> str:
-    """Block ``name`` as a file holds it: start marker, rendering, end marker."""
-    return f"<!-- {name}: {_SOURCE} -->\n{README_BLOCKS[name]()}\n<!-- /{name} -->"
+def readme_block(name: str, renderers: dict[str, Callable[[], str]] = README_BLOCKS) -> str:
+    """Block ``name`` as a file holds it: start marker, rendering (by ``renderers[name]``), end marker."""
+    return f"<!-- {name}: {_SOURCE} -->\n{renderers[name]()}\n<!-- /{name} -->"
 
 
 def _pattern(name: str) -> re.Pattern:
@@ -139,22 +139,22 @@ def _find(text: str, name: str) -> re.Match:
     return matches[0]
 
 
-def stale_blocks(text: str, names=tuple(README_BLOCKS)) -> dict[str, str]:
+def stale_blocks(text: str, names=tuple(README_BLOCKS), renderers=README_BLOCKS) -> dict[str, str]:
     """``{name: expected block}`` for each generated block ``names`` of ``text`` that differs from its rendering
     (a ValueError where a block's markers are missing or repeated)."""
     stale = {}
     for name in names:
-        expected = readme_block(name)
+        expected = readme_block(name, renderers)
         if _find(text, name).group(0) != expected:
             stale[name] = expected
     return stale
 
 
-def update_blocks(text: str, names=tuple(README_BLOCKS)) -> str:
+def update_blocks(text: str, names=tuple(README_BLOCKS), renderers=README_BLOCKS) -> str:
     """``text`` with its generated blocks ``names`` rendered afresh; the rest unchanged."""
     for name in names:
         match = _find(text, name)
-        text = text[:match.start()] + readme_block(name) + text[match.end():]
+        text = text[:match.start()] + readme_block(name, renderers) + text[match.end():]
     return text
 
 

@@ -318,6 +318,31 @@ def site_nav(text: str) -> str:
     return text[:matches[0].start()] + "\n".join(lines) + text[matches[0].end():]
 
 
+def mteb_task_table() -> str:
+    """docs/mteb.md's table of the MTEB tasks, from the specs through the MTEB names (negplugins.mteb.naming)."""
+    from .mteb import naming
+
+    lines = ["| MTEB task | benchmark | datasets read | split (subsets) | main score | revision | licence |",
+             "|---|---|---|---|---|---|---|"]
+    for spec in benchmarks():
+        places = [naming.split_and_subset(spec, dataset_id) for dataset_id in spec.benchmark_datasets()]
+        splits = ", ".join(dict.fromkeys(split for split, _ in places))
+        subsets = [subset for _, subset in places if subset != "default"]
+        split = f"{splits} ({', '.join(f'`{s}`' for s in subsets)})" if subsets else splits
+        source = spec.data.url.removeprefix("https://").removeprefix("http://")
+        revision = spec.data.revision
+        shown = f"`{revision[:7]}...`" if len(revision) == 40 else f"`{revision}`" if revision else "none"
+        ids = ", ".join(f"`{dataset_id}`" for dataset_id in spec.benchmark_datasets())
+        lines.append(f"| `{naming.task_name(spec)}` | {_cell(spec.title)} | {ids} | {split} | "
+                     f"`{naming.main_score(spec)}` | {shown}{f' ({source})' if source else ''} | "
+                     f"{naming.license_of(spec)} |")
+    return "\n".join(lines)
+
+
+#: Blocks rendered here rather than in doc_blocks, whose layer is below the MTEB names: file -> {block: renderer}.
+_UPPER_BLOCKS = {"docs/mteb.md": {"mteb-tasks": mteb_task_table}}
+
+
 def _block_files(root: Path) -> dict[str, str]:
     """``{path: text with its generated blocks rendered afresh}`` of mkdocs.yml and the files holding doc_blocks's
     blocks."""
@@ -326,6 +351,8 @@ def _block_files(root: Path) -> dict[str, str]:
     fresh = {"mkdocs.yml": site_nav((root / "mkdocs.yml").read_text(encoding="utf-8"))}
     for name in BLOCK_FILES:
         fresh[name] = update_blocks((root / name).read_text(encoding="utf-8"), BLOCK_FILES[name])
+    for name, renderers in _UPPER_BLOCKS.items():
+        fresh[name] = update_blocks((root / name).read_text(encoding="utf-8"), tuple(renderers), renderers)
     return fresh
 
 

@@ -34,7 +34,7 @@ def test_the_committed_pages_are_current():
 
 
 def test_stale_and_write_pages_on_a_copy(tmp_path, capsys):
-    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md", "mkdocs.yml"):
+    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md", "docs/mteb.md", "mkdocs.yml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text((ROOT / name).read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "docs" / "benchmarks").mkdir()
@@ -184,7 +184,7 @@ def read_only_folder():
         subprocess.run(["umount", str(folder)], check=True)
 
 def test_an_unwritable_pages_folder_is_one_line(tmp_path, capsys, read_only_folder):
-    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md", "mkdocs.yml"):
+    for name in ("README.md", "docs/evaluation.md", "docs/report-card.md", "docs/mteb.md", "mkdocs.yml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes((ROOT / name).read_bytes())
     read_only_folder(tmp_path / "docs" / "benchmarks", {})
