@@ -1,7 +1,5 @@
 """negplugins: negation, exclusion and Boolean-logic benchmarks for Pyserini, ir_datasets and ir_measures.
-
-Importing the package registers the negation measures with ir_measures; ``import ir_datasets_ext`` (or the import
-hook, when ir_datasets is imported) registers the datasets. The package map is in docs/architecture.md.
+Importing the package registers the negation measures with ir_measures (docs/architecture.md).
 """
 
 import ir_measures  # noqa: F401  (with the import hook installed, its first import registers the measures)

@@ -1,8 +1,6 @@
-"""The ``negplugins`` command line: a thin shell over the Python API, with the suite's one error policy.
-
-Each package adds its own commands (:data:`COMMAND_MODULES`). A user error is one line ``negplugins: error: ...``
-with status 2; a bug is ``negplugins: internal error: ...`` with status 1, or its traceback with ``-v``. Ctrl-C and
-SIGTERM end a command with its cleanups run (status 130 or 143). See docs/cli.md.
+"""The ``negplugins`` command line: a thin shell over the Python API, with the suite's one error policy (a user
+error is one line with status 2, a bug one line with status 1 or its traceback with ``-v``; Ctrl-C and SIGTERM end
+a command with its cleanups run, status 130 or 143). Each package adds its commands (:data:`COMMAND_MODULES`).
 """
 
 from __future__ import annotations
@@ -90,14 +88,6 @@ def _verbose_everywhere(parser: argparse.ArgumentParser) -> None:
                 _verbose_everywhere(sub)
 
 
-def _quiet_logs() -> None:
-    logging.disable(logging.INFO)  # ir_datasets sets INFO on each logger it uses: a parent's level would not hold
-    os.environ.setdefault("IR_DATASETS_DL_DISABLE_PBAR", "true")
-    from ._compat import jvm
-
-    jvm.quiet_java_logs()  # no "INFO: Using MemorySegmentIndexInput" from Lucene when the JVM starts
-
-
 #: Whether this process is the ``negplugins`` program, which ends once a signal's cleanups ran.
 _AS_PROGRAM = False
 
@@ -156,11 +146,8 @@ def run() -> None:
 
 
 def _exit_now(status: int) -> None:
-    """End the process without the interpreter's teardown, which can turn the status into a signal's.
-
-    CPython 3.11 re-raises SIGINT at exit once a ``KeyboardInterrupt`` went unhandled anywhere, and Ray's core
-    worker can abort in its C++ teardown after a signal.
-    """
+    """End the process without the interpreter's teardown, which can turn the status into a signal's (CPython 3.11
+    re-raises SIGINT at exit after an unhandled ``KeyboardInterrupt``; Ray's core worker can abort in its teardown)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             _ended(stream.flush)
@@ -207,7 +194,9 @@ def _main(argv) -> int:
 
     jvm.reduce_signal_use()  # Ctrl-C and SIGTERM reach Python, whose cleanups run (not the JVM's System.exit)
     if not args.verbose:
-        _quiet_logs()
+        logging.disable(logging.INFO)  # ir_datasets sets INFO on each logger it uses: a parent's level would not hold
+        os.environ.setdefault("IR_DATASETS_DL_DISABLE_PBAR", "true")
+        jvm.quiet_java_logs()  # no "INFO: Using MemorySegmentIndexInput" from Lucene when the JVM starts
     from ir_datasets_ext.disk import DiskSpaceError
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError

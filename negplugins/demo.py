@@ -19,11 +19,8 @@ DEMO_DATASET = "negplugins-demo"
 
 
 def run_demo(workdir: str | os.PathLike | None = None, threads: int = 1) -> str:
-    """Index the demo dataset, run BM25 over it and return the evaluation as a table.
-
-    The index and the run go into ``<workdir>/negplugins-demo/``, a folder the demo owns and replaces on each run
-    (a temporary folder without ``workdir``).
-    """
+    """Index the demo dataset, run BM25 over it and return the evaluation as a table; the index and the run go into
+    ``<workdir>/negplugins-demo/``, which the demo owns and replaces (a temporary folder without ``workdir``)."""
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="negplugins-demo-") as tmp:
             return run_demo(tmp, threads).replace(f" (in {Path(tmp) / DEMO_DATASET})", "", 1)

@@ -1,8 +1,6 @@
-"""Text about the benchmarks, rendered from their specs: the ``evaluate`` help and the generated blocks of the docs.
-
-The files in :data:`BLOCK_FILES` hold each block between HTML comment markers (``<!-- benchmarks: ... -->`` ...
-``<!-- /benchmarks -->``); ``python -m negplugins.doc_blocks --write FILE`` rewrites them, and a test fails when one
-is stale.
+"""Text about the benchmarks, rendered from their specs: the ``evaluate`` help and the generated blocks of the docs,
+each between HTML comment markers (``<!-- benchmarks: ... -->`` ... ``<!-- /benchmarks -->``) in a file of
+:data:`BLOCK_FILES`; ``python -m negplugins.doc_blocks --write FILE`` rewrites them.
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ def venue(spec: Benchmark) -> str:
 
 
 def measures_text(spec: Benchmark, code: bool = False) -> str:
-    """The default measures in the paper's order, each with the paper's name in parentheses where it differs, then
-    what the hook adds; ``code`` puts the suite's names in Markdown backticks."""
+    """The default measures in the paper's order (the paper's name in parentheses where it differs), then the hook's."""
     quote = "`" if code else ""
     parts = []
     for measure in spec.measures.names:
@@ -128,20 +125,16 @@ def readme_block(name: str, renderers: dict[str, Callable[[], str]] = README_BLO
     return f"<!-- {name}: {_SOURCE} -->\n{renderers[name]()}\n<!-- /{name} -->"
 
 
-def _pattern(name: str) -> re.Pattern:
-    return re.compile(rf"^<!-- {re.escape(name)}:.*?-->\n.*?^<!-- /{re.escape(name)} -->$", re.DOTALL | re.MULTILINE)
-
-
 def _find(text: str, name: str) -> re.Match:
-    matches = list(_pattern(name).finditer(text))
+    pattern = re.compile(rf"^<!-- {re.escape(name)}:.*?-->\n.*?^<!-- /{re.escape(name)} -->$", re.DOTALL | re.MULTILINE)
+    matches = list(pattern.finditer(text))
     if len(matches) != 1:
         raise ValueError(f"expected one block '<!-- {name}: ... -->' ... '<!-- /{name} -->', found {len(matches)}")
     return matches[0]
 
 
 def stale_blocks(text: str, names=tuple(README_BLOCKS), renderers=README_BLOCKS) -> dict[str, str]:
-    """``{name: expected block}`` for each generated block ``names`` of ``text`` that differs from its rendering
-    (a ValueError where a block's markers are missing or repeated)."""
+    """``{name: expected block}`` for each generated block ``names`` of ``text`` that differs from its rendering."""
     stale = {}
     for name in names:
         expected = readme_block(name, renderers)
@@ -156,10 +149,6 @@ def update_blocks(text: str, names=tuple(README_BLOCKS), renderers=README_BLOCKS
         match = _find(text, name)
         text = text[:match.start()] + readme_block(name, renderers) + text[match.end():]
     return text
-
-
-def _blocks_in(text: str) -> tuple[str, ...]:
-    return tuple(name for name in README_BLOCKS if f"<!-- {name}:" in text)
 
 
 def main(argv=None) -> int:
@@ -180,7 +169,7 @@ def main(argv=None) -> int:
     try:
         with open(args.write, encoding="utf-8", newline="") as f:
             text = f.read()
-        names = _blocks_in(text)
+        names = tuple(name for name in README_BLOCKS if f"<!-- {name}:" in text)
         if not names:
             raise ValueError("holds no generated block ('<!-- benchmarks: ... -->' ...)")
         fresh = update_blocks(text, names)

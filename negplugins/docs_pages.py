@@ -1,8 +1,5 @@
-"""The documentation site's generated pages: one per benchmark (its spec, docs YAML and registered datasets), the
-command-line reference (the parser ``negplugins`` runs) and the Benchmarks entries of mkdocs.yml's nav.
-
-``python -m negplugins.docs_pages --write`` rewrites them, with :mod:`negplugins.doc_blocks`'s blocks; a test fails
-when one is stale.
+"""The documentation site's generated pages: one per benchmark, the command-line reference and the Benchmarks
+entries of mkdocs.yml's nav. ``python -m negplugins.docs_pages --write`` rewrites them with the generated blocks.
 """
 
 from __future__ import annotations
@@ -38,10 +35,6 @@ def _docs_yaml(spec: Benchmark) -> dict:
         return yaml.safe_load(pkgutil.get_data("ir_datasets_ext", spec.docs)) or {}
     except FileNotFoundError:
         return {}
-
-
-def _dataset_id(spec: Benchmark, key: str) -> str:
-    return spec.name if key == "_" else f"{spec.name}/{key}"
 
 
 def _fields(record_class) -> str:
@@ -120,8 +113,7 @@ def _reported_table(spec: Benchmark, numbers) -> list[str]:
 
 
 def _reported(spec: Benchmark) -> list[str]:
-    """The paper's numbers, a table per dataset (and per measure where they are split by subset), then where each
-    system's numbers stand in the paper and the notes on them; a flat list where a table cell would hold two."""
+    """The paper's numbers as tables (a flat list where a cell would hold two), then where each system's stand."""
     reported = spec.paper.reported
     if not reported:
         return ["The paper reports no numbers the suite records."]
@@ -199,11 +191,10 @@ def benchmark_page(spec: Benchmark) -> str:
     if about.get("desc"):
         lines += [" ".join(about["desc"].split()), ""]
     lines += ["## Dataset ids", "", "| dataset id | counts |", "|---|---|"]
-    for key, entry in docs.items():
-        if isinstance(entry, dict) and entry.get("counts"):
-            lines.append(f"| `{_dataset_id(spec, key)}` | {_cell(entry['counts'])} |")
-    if not any(isinstance(e, dict) and e.get("counts") for e in docs.values()):
-        lines += [f"| `{dataset_id}` | |" for dataset_id in spec.datasets]
+    counted = [(spec.name if key == "_" else f"{spec.name}/{key}", entry["counts"]) for key, entry in docs.items()
+               if isinstance(entry, dict) and entry.get("counts")]
+    lines += [f"| `{dataset_id}` | {_cell(counts)} |" for dataset_id, counts in counted] or \
+        [f"| `{dataset_id}` | |" for dataset_id in spec.datasets]
     lines += ["", "## Fields", "", *_records(spec), "", "## Measures and protocol", "", *_measures(spec), ""]
     lines += ["## Numbers reported in the paper", "", *_reported(spec), ""]
     lines += ["## Data sources", ""]
@@ -223,11 +214,6 @@ def benchmark_page(spec: Benchmark) -> str:
 
 # -- the command-line reference --------------------------------------------------------------------------
 
-def _metavar(action: argparse.Action, formatter: argparse.HelpFormatter) -> str:
-    """An option's argument as ``--help`` shows it (``MODEL``, ``{a,b}``, ``[N ...]``); empty for a flag."""
-    return "" if action.nargs == 0 else formatter._format_args(action, action.dest.upper())
-
-
 def _help(action: argparse.Action, prog: str) -> str:
     """The option's help with argparse's ``%(default)s``-style fields filled in, as ``--help`` shows it."""
     text = action.help or ""
@@ -238,10 +224,6 @@ def _help(action: argparse.Action, prog: str) -> str:
         params = {k: getattr(v, "__name__", v) for k, v in params.items()}
         text = text % params
     return _cell(text) or "–"
-
-
-def _anchor(prog: str) -> str:
-    return "-".join(prog.lower().split())
 
 
 def _usage(parser: argparse.ArgumentParser) -> str:
@@ -264,13 +246,15 @@ def _command_section(parser: argparse.ArgumentParser, description: str, level: i
                     subcommands.append((name, sub, helps.get(name, "")))
             continue
         name = ", ".join(f"`{option}`" for option in action.option_strings) or f"`{action.dest}`"
-        metavar = _metavar(action, parser._get_formatter()) if action.option_strings else ""
+        metavar = "" if action.nargs == 0 or not action.option_strings else \
+            parser._get_formatter()._format_args(action, action.dest.upper())
         rows.append(f"| {name}{f' `{metavar}`' if metavar else ''} | {_help(action, parser.prog)} |")
     if rows:
         lines += ["| argument | what it does |", "|---|---|", *rows, ""]
     if subcommands:
         lines += ["| command | what it does |", "|---|---|"]
-        lines += [f"| [`{sub.prog}`](#{_anchor(sub.prog)}) | {_cell(text)} |" for _, sub, text in subcommands]
+        lines += [f"| [`{sub.prog}`](#{'-'.join(sub.prog.lower().split())}) | {_cell(text)} |"
+                  for _, sub, text in subcommands]
         lines.append("")
         for _, sub, text in subcommands:
             lines += _command_section(sub, text or "", min(level + 1, 4))
@@ -344,8 +328,7 @@ _UPPER_BLOCKS = {"docs/mteb.md": {"mteb-tasks": mteb_task_table}}
 
 
 def _block_files(root: Path) -> dict[str, str]:
-    """``{path: text with its generated blocks rendered afresh}`` of mkdocs.yml and the files holding doc_blocks's
-    blocks."""
+    """``{path: text with its generated blocks rendered afresh}`` of mkdocs.yml and the files holding blocks."""
     from .doc_blocks import BLOCK_FILES, update_blocks
 
     fresh = {"mkdocs.yml": site_nav((root / "mkdocs.yml").read_text(encoding="utf-8"))}
@@ -382,18 +365,9 @@ def write_pages(root: Path) -> list[str]:
     return written
 
 
-def _error_line(error: Exception, root: Path) -> str:
-    """What went wrong, in one line naming the file (relative to ``root``) and why."""
-    from .errors import os_error_message
-
-    if isinstance(error, OSError):
-        return os_error_message(error, workdir=root) or str(error)
-    return str(error)
-
-
 def main(argv=None) -> int:
     """Check the generated documentation pages (exit 1 when stale), or rewrite them with ``--write``."""
-    from .errors import UserError
+    from .errors import UserError, os_error_message
 
     parser = argparse.ArgumentParser(prog="python -m negplugins.docs_pages", description=main.__doc__)
     parser.add_argument("--write", action="store_true", help="rewrite the stale pages")
@@ -407,7 +381,8 @@ def main(argv=None) -> int:
             return 0
         stale = stale_pages(root)
     except (OSError, UnicodeDecodeError, ValueError, UserError) as error:  # UserError: an output refused
-        print(f"{parser.prog}: error: {_error_line(error, root)}", file=sys.stderr)
+        line = os_error_message(error, workdir=root) if isinstance(error, OSError) else None
+        print(f"{parser.prog}: error: {line or error}", file=sys.stderr)
         return 2
     if stale:
         print(f"stale (run '{_COMMAND}'): " + ", ".join(stale), file=sys.stderr)

@@ -1,7 +1,5 @@
-"""The variables the command line checks before any work, and the caches it may tell the user to remove.
-
-ir_datasets creates its home folder while it is being imported, before the command line could turn a failure into
-one line: :func:`check_environment` refuses an unusable one first. A read-only home is accepted (a shared cache).
+"""The variables the command line checks before any work (ir_datasets creates its home folder while it is being
+imported, before a failure could be one line), and the caches it may tell the user to remove.
 """
 
 from __future__ import annotations
@@ -10,7 +8,7 @@ import errno
 import os
 from pathlib import Path
 
-from .errors import UserError, describe_errno
+from .errors import ERRNO_CAUSES, UserError
 
 __all__ = ["IR_DATASETS_HOME", "check_environment", "ir_datasets_home", "cache_folders", "nearest_existing"]
 
@@ -32,7 +30,8 @@ def nearest_existing(path: Path) -> Path | None:
 
 
 def check_environment() -> None:
-    """Refuse, in one line naming the variable, an ``IR_DATASETS_HOME`` that ir_datasets cannot use."""
+    """Refuse, in one line naming the variable, an ``IR_DATASETS_HOME`` that ir_datasets cannot use (a read-only one
+    is accepted: a shared cache)."""
     home = ir_datasets_home()
     value = os.environ.get(IR_DATASETS_HOME)
     named = f"{IR_DATASETS_HOME}={value}" if value else f"{home} (ir_datasets' default, {IR_DATASETS_HOME} not set)"
@@ -48,7 +47,7 @@ def check_environment() -> None:
                 raise UserError(f"{named}: cannot be created, {above} is not writable (permissions or a read-only "
                                 f"file system); {todo}") from None
             return
-        what = (describe_errno(error.errno) or (error.strerror,))[0]
+        what = (ERRNO_CAUSES.get(error.errno) or (error.strerror,))[0]
         raise UserError(f"{named}: {what}; {todo}") from None
     if not home.is_dir():
         raise UserError(f"{named}: is a file, not a folder; {todo}")

@@ -1,8 +1,6 @@
-"""The suite's one error policy: what a user can fix is a user error, everything else is a bug.
-
-Besides :class:`UserError`, an :class:`OSError` is a user error when the operating system refused a path the user
-chose (named on the command line, under a variable the user set, a cache the suite rebuilds, the working folder)
-for a reason of the user's machine (:func:`os_error_message`). See docs/cli.md.
+"""The suite's one error policy: what a user can fix is a user error, everything else is a bug. An :class:`OSError`
+is a user error when the system refused a path the user chose for a reason of the user's machine
+(:func:`os_error_message`). See docs/cli.md.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["UserError", "OutputError", "UnknownDatasetError", "PATH_VARIABLES", "os_error_message", "describe_errno",
+__all__ = ["UserError", "OutputError", "UnknownDatasetError", "PATH_VARIABLES", "os_error_message", "ERRNO_CAUSES",
            "error_line"]
 
 
@@ -35,7 +33,7 @@ PATH_VARIABLES = ("IR_DATASETS_HOME", "TMPDIR", "HF_HOME", "HF_HUB_CACHE", "TRAN
                   "SENTENCE_TRANSFORMERS_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "RAY_TMPDIR", "JAVA_HOME")
 
 #: ``errno`` -> (what happened, what to do), for the causes a user can fix.
-_CAUSES = {
+ERRNO_CAUSES = {
     errno.EACCES: ("permission denied", "make it writable (readable, for an input) or choose another path"),
     errno.EPERM: ("operation not permitted (an immutable or protected file or folder)",
                   "choose another path or lift the protection"),
@@ -54,11 +52,6 @@ _CAUSES = {
     errno.EIO: ("input/output error of the device", "check the disk, or choose a path on another one"),
     errno.ETXTBSY: ("file busy (a running program)", "choose another path"),
 }
-
-
-def describe_errno(number: int | None) -> tuple[str, str] | None:
-    """``(what happened, what to do)`` for an ``errno`` a user can fix, else ``None``."""
-    return _CAUSES.get(number) if number is not None else None
 
 
 def _absolute(path) -> Path | None:
@@ -88,12 +81,9 @@ def _within(path: Path, folder: Path | None) -> bool:
 
 def os_error_message(error: OSError, named: Iterable = (), variables: Iterable[str] = PATH_VARIABLES,
                      caches: Iterable = (), workdir=None) -> str | None:
-    """``"<path>: <what happened> (<the system's words>); <what to do>"`` when the user can fix it, else ``None``.
-
-    The path shown is the one the user chose (of ``named``, ``variables``, ``caches`` or ``workdir``), never a
-    hidden temporary file of the suite.
-    """
-    cause = describe_errno(error.errno)
+    """``"<path>: <what happened> (<the system's words>); <what to do>"`` when the user can fix it, else ``None``;
+    the path shown is the one the user chose (of ``named``, ``variables``, ``caches`` or ``workdir``)."""
+    cause = ERRNO_CAUSES.get(error.errno)
     if cause is None:
         return None
     what, todo = cause
@@ -136,10 +126,8 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def error_line(error: BaseException, *, whole: bool = False) -> str:
-    """Another library's exception as one line, colour codes removed: its first line, or with ``whole`` every line.
-
-    The exception's type name when it has no message.
-    """
+    """Another library's exception as one line without colour codes: its first line (``whole``: every line joined),
+    or its type name when it has no message."""
     text = _COLOUR.sub("", str(error))
     if whole:
         text = " ".join(text.split("\n")).strip()

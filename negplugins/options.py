@@ -1,8 +1,6 @@
-"""The accepted ranges of the numeric options, and the one check of each, for the command line and the Python API.
-
-A value out of range is one line naming the option, the value and the range: argparse's usage error (status 2)
-through :func:`bounded_int` / :func:`finite_float`, a :class:`~negplugins.errors.UserError` through
-:func:`check_int` / :func:`check_float`. The ranges are in each option's help (docs/cli.md).
+"""The accepted ranges of the numeric options, and the one check of each: an argparse ``type=`` for the command line
+(:func:`bounded_int`, :func:`finite_float`), a :class:`~negplugins.errors.UserError` for the Python API
+(:func:`check_int`, :func:`check_float`); either names the option, the value and the range.
 """
 
 from __future__ import annotations
@@ -39,10 +37,8 @@ def int_range(lo: int, hi: int | None) -> str:
     return f"an integer from {lo} to {hi}" if hi is not None else f"an integer >= {lo}"
 
 
-def _float_range(lo: float | None, hi: float | None) -> str:
-    if lo is not None and hi is not None:
-        return f"a finite number from {lo:g} to {hi:g}"
-    return "a finite number" + (f" >= {lo:g}" if lo is not None else f" <= {hi:g}" if hi is not None else "")
+def _float_range(lo: float, hi: float | None) -> str:
+    return f"a finite number from {lo:g} to {hi:g}" if hi is not None else f"a finite number >= {lo:g}"
 
 
 def _as_int(value, lo: int, hi: int | None) -> int | None:
@@ -56,14 +52,14 @@ def _as_int(value, lo: int, hi: int | None) -> int | None:
     return None if number < lo or (hi is not None and number > hi) else number
 
 
-def _as_float(value, lo: float | None, hi: float | None) -> float | None:
+def _as_float(value, lo: float, hi: float | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         return None
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    if not math.isfinite(number) or (lo is not None and number < lo) or (hi is not None and number > hi):
+    if not math.isfinite(number) or number < lo or (hi is not None and number > hi):
         return None
     return number
 
@@ -76,7 +72,7 @@ def check_int(value, option: str, lo: int, hi: int | None = None) -> int:
     return number
 
 
-def check_float(value, option: str, lo: float | None = None, hi: float | None = None) -> float:
+def check_float(value, option: str, lo: float, hi: float | None = None) -> float:
     """``value`` as a finite float in ``[lo, hi]``; otherwise a UserError naming ``option``, the value and the range."""
     number = _as_float(value, lo, hi)
     if number is None:
@@ -99,7 +95,7 @@ def bounded_int(lo: int, hi: int | None = None):
     return integer
 
 
-def finite_float(lo: float | None = None, hi: float | None = None):
+def finite_float(lo: float, hi: float | None = None):
     """An argparse ``type=``: a finite number (no ``nan`` or ``inf``) within ``[lo, hi]``."""
 
     def number(text: str) -> float:

@@ -9,10 +9,7 @@ import os
 
 from . import upstream
 
-__all__ = ["SEARCHER_CLASS", "lucene_searcher"]
-
-#: The Java class behind Pyserini's ``LuceneSearcher``.
-SEARCHER_CLASS = "io.anserini.search.SimpleSearcher"
+__all__ = ["lucene_searcher"]
 
 
 class _SimpleSearcher:
@@ -21,7 +18,7 @@ class _SimpleSearcher:
     def __init__(self, index_dir: str):
         from pyserini.pyclass import autoclass
 
-        self.object = autoclass(SEARCHER_CLASS)(index_dir)
+        self.object = autoclass("io.anserini.search.SimpleSearcher")(index_dir)
 
     def set_language(self, language: str) -> None:
         self.object.set_language(language)
@@ -43,10 +40,8 @@ class _SimpleSearcher:
 
 
 def lucene_searcher(index_dir: str | os.PathLike):
-    """A searcher of the Lucene index with ``LuceneSearcher``'s ``set_language``, ``set_bm25`` and ``batch_search``.
-
-    ``LuceneSearcher`` itself when Pyserini's calls are not the ones expected (an ``UpstreamChangedWarning`` says so).
-    """
+    """A searcher with ``LuceneSearcher``'s ``set_language``, ``set_bm25`` and ``batch_search``: ``LuceneSearcher``
+    itself when Pyserini's calls are not the ones expected (an ``UpstreamChangedWarning`` says so)."""
     if upstream.check("pyserini.search.lucene"):
         from pyserini.search.lucene import LuceneSearcher
 

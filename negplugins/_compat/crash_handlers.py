@@ -1,8 +1,6 @@
-"""Keep the JVM's crash-signal handlers when Ray starts or stops in the same process.
-
-The JVM turns some faults (a null check, a stack overflow) into Java behaviour through its ``SIGSEGV`` handler;
-``ray.init`` and ``ray.shutdown`` replace that handler, and the JVM's next such fault then ends the process. Linux
-only: elsewhere :func:`keep_crash_handlers` does nothing and :func:`jvm_handles_segv` answers ``None``.
+"""Keep the JVM's crash-signal handlers when Ray starts or stops in the same process (Linux only): ``ray.init`` and
+``ray.shutdown`` replace the ``SIGSEGV`` handler through which the JVM turns faults (a null check, a stack overflow)
+into Java behaviour, and its next such fault would end the process.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Token ids of many texts from a private copy of a transformers tokenizer's Rust object, in several threads.
-
-transformers' call reconfigures the shared Rust object on every call, which keeps a GPU waiting and allows one
-thread at a time. :func:`token_rows` sets up a copy once, checks it on :data:`PROBE_TEXTS` against the
-transformers call, and falls back to that call (with an ``UpstreamChangedWarning`` where something moved) when
-they differ: either way the ids are the transformers call's.
+"""Token ids of many texts from a private copy of a transformers tokenizer's Rust object, in several threads (the
+transformers call reconfigures the shared object on every call, one thread at a time). The copy is checked on
+:data:`PROBE_TEXTS` against the transformers call, which is used instead where they differ.
 """
 
 from __future__ import annotations
@@ -25,10 +22,8 @@ PROBE_TEXTS = ("negplugins", "", "[CLS] a [SEP] b [MASK] <s> </s> <pad>", "Crèm
 
 
 class TokenRows(NamedTuple):
-    """The token ids of a list of texts, without padding: row ``i`` is ``ids[offsets[i]:offsets[i] + lengths[i]]``.
-
-    ``types`` holds the token type ids the same way, or is ``None`` when they were not asked for.
-    """
+    """The token ids of a list of texts, without padding: row ``i`` is ``ids[offsets[i]:offsets[i] + lengths[i]]``;
+    ``types`` holds the token type ids the same way, or ``None`` when they were not asked for."""
 
     ids: np.ndarray
     types: np.ndarray | None
@@ -130,16 +125,12 @@ def token_rows(tokenizer, max_length: int, with_types: bool) -> Callable[[list[s
         except Exception as error:  # noqa: BLE001 - as above
             problem = f"its Rust tokenizer fails on the probe texts ({type(error).__name__}: {error})"
     if problem:
-        _warn(tokenizer, problem)
+        from .upstream import UpstreamChangedWarning, version
+
+        warnings.warn(UpstreamChangedWarning(
+            f"transformers {version('transformers')}, {type(tokenizer).__name__}: {problem}; the encoders tokenize "
+            f"with the transformers call instead (the same ids, one thread at a time: slower on a GPU)"), stacklevel=2)
     chosen.rust = chosen is not fallback
     with _CACHE_LOCK:
         _CACHE.setdefault(tokenizer, {})[key] = chosen
     return chosen
-
-
-def _warn(tokenizer, what: str) -> None:
-    from .upstream import UpstreamChangedWarning, version
-
-    warnings.warn(UpstreamChangedWarning(
-        f"transformers {version('transformers')}, {type(tokenizer).__name__}: {what}; the encoders tokenize with the transformers "
-        f"call instead (the same ids, one thread at a time: slower on a GPU)"), stacklevel=3)

@@ -9,14 +9,7 @@ import typing
 
 from . import upstream
 
-__all__ = ["install", "exported_value"]
-
-
-def exported_value(value):
-    """What the TSV export writes for ``value``: ``true``/``false`` for a bool, else ``value`` unchanged."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
+__all__ = ["install"]
 
 
 def _view(data_cls):
@@ -48,7 +41,8 @@ def _exporters():
 
         def next(self, record):
             if self._bools:
-                record = tuple(exported_value(value) if i in self._bools else value for i, value in enumerate(record))
+                record = tuple(("true" if value else "false") if i in self._bools else value
+                               for i, value in enumerate(record))
             super().next(record)
 
     class JsonlExporter(export.JsonlExporter):

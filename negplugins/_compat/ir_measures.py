@@ -1,9 +1,6 @@
-"""Registers the negation measures and their provider with ir_measures; no stock measure or provider changes.
-
-The provider is appended after the stock ones and supports only the suite's measures. Mixed with standard measures,
-the NaN rows that ``FallbackEvaluator`` fills in for the suite's undefined values are left out
-(:class:`DefinedValuesEvaluator`), so a query's rows never depend on which other measures are asked. See
-docs/measures.md.
+"""Registers the negation measures and their provider (after the stock ones) with ir_measures; mixed with standard
+measures, the NaN rows ``FallbackEvaluator`` fills in for the suite's undefined values are left out, so a query's rows
+never depend on which other measures are asked. See docs/measures.md.
 """
 
 import math
@@ -27,11 +24,8 @@ class DefinedValuesEvaluator(_Evaluator):
         self.evaluator = evaluator
 
     def iter_calc(self, run):
-        return (metric for metric in self.evaluator.iter_calc(run) if not _undefined(metric))
-
-
-def _undefined(metric) -> bool:
-    return isinstance(metric.measure, NegationMeasure) and math.isnan(metric.value)
+        return (metric for metric in self.evaluator.iter_calc(run)
+                if not (isinstance(metric.measure, NegationMeasure) and math.isnan(metric.value)))
 
 
 def _leave_out_undefined(pipeline):
@@ -51,21 +45,16 @@ def _leave_out_undefined(pipeline):
     pipeline._evaluator = _evaluator
 
 
-def _register_measure(measure):
-    """Add ``measure`` to ir_measures' registry unless it is there; a ValueError if another holds the name."""
-    registered = ir_measures.measures.registry.get(measure.NAME)
-    if registered is None:
-        ir_measures.measures.register(measure)
-    elif registered is not measure:
-        raise ValueError(f'the measure name {measure.NAME!r} is already taken by {registered!r}')
-
-
 def register():
     """Make the negation measures known to ir_measures (idempotent), each internal checked first."""
     missing = upstream.check("ir_measures")
     if not missing & {"ir_measures.measures.registry", "ir_measures.measures.register"}:
         for measure in MEASURES:
-            _register_measure(measure)
+            registered = ir_measures.measures.registry.get(measure.NAME)
+            if registered is None:
+                ir_measures.measures.register(measure)
+            elif registered is not measure:
+                raise ValueError(f'the measure name {measure.NAME!r} is already taken by {registered!r}')
     if not missing & {"ir_measures.providers.registry", "ir_measures.providers.register"}:
         providers.register(provider)
     pipeline = ir_measures.DefaultPipeline

@@ -1,9 +1,7 @@
 """Make Pyserini run on a Java 21 runtime without a system Java (docs/toolchain.md).
 
 :func:`configure`, before :mod:`jnius` is first imported, sets ``JAVA_HOME`` process-wide (pyjnius starts the JVM
-in-process and finds it only there), drops Pyserini's ``--add-modules=jdk.incubator.vector`` on a runtime without
-that module, gives ``pyserini.eval.trec_eval``'s ``java`` child the runtime, and sets a placeholder
-``OPENAI_API_KEY`` only while ``pyserini.encode._openai`` is imported. Each internal is checked first (:mod:`.upstream`).
+in-process and finds it only there), and patches the Pyserini internals that need it, each checked first.
 """
 
 from __future__ import annotations
@@ -18,10 +16,12 @@ import sys
 import warnings
 from pathlib import Path
 
+from _negplugins_autoload import main_module
+
 from ..errors import UserError, error_line
 from . import upstream
 
-__all__ = ["configure", "java_home", "java_env", "main_module", "quiet_java_logs", "reduce_signal_use",
+__all__ = ["configure", "java_home", "java_env", "quiet_java_logs", "reduce_signal_use",
            "MIN_JAVA_VERSION", "JAVA_CHILD_MODULES", "QUIET_LOGGING", "REDUCED_SIGNALS"]
 
 _logger = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ def _patch_jnius_options(home: str) -> None:
         return
     for option in (_SLF4J_OPTION, _QUIET_OPTION, REDUCED_SIGNALS):
         if option == _SLF4J_OPTION or option in _requested:
-            _add_option(jnius_config, missing, option)
+            _add_option(option)
     if has_module(home, VECTOR_MODULE):
         return
     original = jnius_config.add_options
@@ -124,16 +124,18 @@ def _patch_jnius_options(home: str) -> None:
         upstream.report(f"removing {dropped} from the JVM options already registered", error)
 
 
-def _add_option(jnius_config, missing, option: str) -> None:
-    if not jnius_config.vm_running and option not in _options(jnius_config, missing):
+def _add_option(option: str) -> None:
+    import jnius_config
+
+    missing = upstream.check("jnius_config")
+    if missing & {"jnius_config.add_options", "jnius_config.vm_running"} or jnius_config.vm_running:
+        return
+    if "jnius_config.get_options" in missing or option not in jnius_config.get_options():
         jnius_config.add_options(option)
 
 
 def reduce_signal_use() -> None:
-    """Have the JVM, when it starts, leave SIGINT and SIGTERM to Python (``-Xrs``), so that the cleanups run.
-
-    The JVM's own handlers call ``System.exit``, which waits on busy search threads: the process hung.
-    """
+    """Have the JVM leave SIGINT and SIGTERM to Python (``-Xrs``): its ``System.exit`` waits on busy searches."""
     _request(REDUCED_SIGNALS)
 
 
@@ -145,17 +147,8 @@ def quiet_java_logs() -> None:
 def _request(option: str) -> None:
     """Ask for a JVM option: registered with pyjnius now if :func:`configure` already ran, else when it runs."""
     _requested.add(option)
-    if _configured_home is None:
-        return
-    import jnius_config
-
-    missing = upstream.check("jnius_config")
-    if not missing & {"jnius_config.add_options", "jnius_config.vm_running"}:
-        _add_option(jnius_config, missing, option)
-
-
-def _options(jnius_config, missing) -> list:
-    return [] if "jnius_config.get_options" in missing else list(jnius_config.get_options())
+    if _configured_home is not None:
+        _add_option(option)
 
 
 def java_env(base: dict | None = None, home: str | None = None) -> dict[str, str]:
@@ -173,13 +166,6 @@ def _java_first(home: str, path: str) -> str:
         return path
     others = [entry for entry in path.split(os.pathsep) if entry and entry != java_bin] if path else []
     return os.pathsep.join([java_bin, *others])
-
-
-def main_module(argv: list[str] | None = None) -> str | None:
-    """The module this interpreter runs as ``python -m MODULE``, else ``None`` (the import hook's reader)."""
-    from _negplugins_autoload import main_module as read
-
-    return read(argv)
 
 
 class _JavaChildSubprocess:
@@ -201,9 +187,6 @@ class _WrappedLoader(importlib.abc.Loader):
 
     def create_module(self, spec):
         return self._wrapped.create_module(spec)
-
-    def exec_module(self, module):
-        self._wrapped.exec_module(module)
 
     def __getattr__(self, name):
         return getattr(self._wrapped, name)
@@ -260,14 +243,9 @@ class _PyseriniFinder(importlib.abc.MetaPathFinder):
         return None
 
 
-def _install_finder() -> None:
-    if not any(isinstance(finder, _PyseriniFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _PyseriniFinder())
-
-
-def _check_runtime(home: str, missing) -> None:
+def _check_runtime() -> None:
     """Refuse, in one line naming ``JAVA_HOME``, a runtime in which pyjnius' own lookup finds no JVM to load."""
-    if "jnius_config.env.get_java_setup" in missing:
+    if "jnius_config.env.get_java_setup" in upstream.check("jnius_config"):
         return
     from jnius_config import env
 
@@ -284,14 +262,12 @@ def _check_runtime(home: str, missing) -> None:
 
 
 def configure(main: str | None = None, require_jvm: bool = True) -> str:
-    """Prepare this process for Pyserini (idempotent) and return the ``JAVA_HOME`` in use.
-
-    ``main``: the Pyserini module run as the program (default: read from ``python -m``); one of
-    :data:`JAVA_CHILD_MODULES` gets the runtime first on ``PATH``. ``require_jvm``: a runtime without a JVM is a
-    UserError (stock Pyserini keeps its own error).
+    """Prepare this process for Pyserini (idempotent) and return the ``JAVA_HOME`` in use; ``require_jvm``: a runtime
+    without a JVM is a UserError. ``main``: the module run (default: read from ``python -m``).
     """
     global _configured_home
-    _install_finder()
+    if not any(isinstance(finder, _PyseriniFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PyseriniFinder())
     upstream.check("pyserini")
     if _configured_home is not None and os.environ.get("JAVA_HOME") == _configured_home:
         home = _configured_home
@@ -303,7 +279,7 @@ def configure(main: str | None = None, require_jvm: bool = True) -> str:
         _patch_jnius_options(home)
         _configured_home = home
     if require_jvm and "jnius" not in sys.modules:
-        _check_runtime(home, upstream.check("jnius_config"))
+        _check_runtime()
     if (main or main_module()) in JAVA_CHILD_MODULES:  # the stock command that starts java from PATH
         os.environ["PATH"] = _java_first(home, os.environ.get("PATH", ""))
     return home

@@ -1,7 +1,5 @@
-"""Pyserini's topic and qrels names for the suite's dataset ids (``--topics comlq``; ``trec_eval ... comlq run``).
-
-:func:`install` wraps ``get_topics`` and ``get_qrels_file`` where they are defined and where they were imported by
-name; any other name, and any existing path, keeps its Pyserini meaning. See docs/stock-tools.md.
+"""Pyserini's topic and qrels names for the suite's dataset ids (``--topics comlq``; ``trec_eval ... comlq run``);
+any other name, and any existing path, keeps its Pyserini meaning. See docs/stock-tools.md.
 """
 
 from __future__ import annotations
@@ -40,10 +38,8 @@ def _wrap(original, function: str):
 
 
 def install() -> list[str]:
-    """Make Pyserini's ``get_topics`` and ``get_qrels_file`` resolve the suite's dataset ids (idempotent).
-
-    Returns ``module.function`` of each function that is now the suite's wrapper.
-    """
+    """Make Pyserini's ``get_topics`` and ``get_qrels_file`` resolve the suite's dataset ids (idempotent); the
+    ``module.function`` names now wrapped."""
     missing = upstream.check("pyserini.search")
     wrapped = []
     for function, modules in (("get_topics", MODULES), ("get_qrels_file", QRELS_MODULES)):

@@ -1,8 +1,6 @@
-"""Mixed standard and negation measures in PyTerrier's ``pt.Experiment`` (docs/evaluation.md, PyTerrier).
-
-PyTerrier averages every measure over all queries and takes the measure names from the first query. The wrappers
-give each query NaN for a negation measure it is undefined on and average that measure over its defined queries;
-a call without the suite's measures goes to PyTerrier's own function untouched.
+"""Mixed standard and negation measures in PyTerrier's ``pt.Experiment`` (docs/evaluation.md, PyTerrier): each
+query gets NaN for a negation measure it is undefined on, and that measure is averaged over its defined queries; a
+call without the suite's measures goes to PyTerrier's own function untouched.
 """
 
 import functools
@@ -62,8 +60,7 @@ def install():
     import importlib
 
     missing = upstream.check("pyterrier")
-    execution = "pyterrier._evaluation._execution._ir_measures_to_dict"
-    if execution not in missing:
+    if "pyterrier._evaluation._execution._ir_measures_to_dict" not in missing:
         _execution = importlib.import_module("pyterrier._evaluation._execution")
         if not getattr(_execution._ir_measures_to_dict, 'fills_negation_measures', False):
             _execution._ir_measures_to_dict = _fill_undefined(_execution._ir_measures_to_dict)

