@@ -1,16 +1,14 @@
-"""Validate a TREC run against a registered dataset before anything is scored.
-
-Each problem is reported with its line under a kind of :data:`KINDS`; listings are capped (:data:`MAX_LISTED` per
-kind), counts are complete. The run is read once into columns (:mod:`negplugins.io.run_columns`) and checked with
-array operations; document ids are looked up in an id set cached per corpus. See docs/evaluation.md.
-"""
+"""Validate a TREC run against a registered dataset before anything is scored (docs/evaluation.md): each problem
+with its line under a kind of :data:`KINDS`, at most :data:`MAX_LISTED` listed per kind, all counted."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -102,7 +100,7 @@ class ValidationReport:
                 out.append(f"{self.run}: [{kind}] ... and {more} more")
         if self.stopped:
             out.append(f"{self.run}: {self.stopped}")
-        return out if limit is None else out[:limit]
+        return out[:limit]
 
     def to_text(self) -> str:
         lines = [self.summary(), *("  " + p for p in self.problem_lines())]
@@ -159,18 +157,13 @@ class DocIdSet:
         encoded = [i.encode("utf-8") for i in ids]
         width = max(max(map(len, encoded), default=1), 1)
         if width <= _EXACT_WIDTH and all(cls._storable(e, width) or not e for e in encoded):
-            keys = np.array(encoded, dtype=f"S{width}")
-            hashed = False
-        else:
-            keys = cls._hash(ids)
-            hashed = True
-        keys = np.unique(keys)  # sorted, deduplicated
-        return cls(keys, hashed)
+            return cls(np.unique(np.array(encoded, dtype=f"S{width}")), hashed=False)  # sorted, deduplicated
+        return cls(np.unique(cls._hash(ids)), hashed=True)
 
     def contains(self, ids: list[str]) -> np.ndarray:
         """Boolean array: is each id in the set (compared byte for byte)."""
-        if not ids:
-            return np.zeros(0, dtype=bool)
+        if not ids or len(self.keys) == 0:
+            return np.zeros(len(ids), dtype=bool)
         if self.hashed:
             query = self._hash(ids)
         else:
@@ -178,8 +171,6 @@ class DocIdSet:
             width = self.keys.dtype.itemsize
             unstorable = np.array([not self._storable(e, width) for e in encoded], dtype=bool)
             query = np.array([b"" if bad else e for e, bad in zip(encoded, unstorable)], dtype=f"S{width}")
-        if len(self.keys) == 0:
-            return np.zeros(len(ids), dtype=bool)
         positions = np.searchsorted(self.keys, query)
         positions[positions == len(self.keys)] = 0
         found = self.keys[positions] == query
@@ -210,47 +201,29 @@ class DocIdSet:
         return cls(keys, bool(hashed))
 
 
-def _cache_path(dataset_id: str, dataset) -> Path:
-    import ir_datasets
-
-    namespace = dataset.docs_namespace() or datasets.docs_root_id(dataset_id, dataset)
-    return Path(ir_datasets.util.home_path()) / "negplugins" / "docids" / f"{datasets.slug(namespace)}.npz"
-
-
 def doc_id_set(dataset_id: str, dataset=None) -> DocIdSet:
     """The document ids of a dataset's corpus, cached on disk after the first call."""
+    import ir_datasets
+
     dataset = dataset if dataset is not None else datasets.load(dataset_id)
-    path = _cache_path(dataset_id, dataset)
+    namespace = dataset.docs_namespace() or datasets.docs_root_id(dataset_id, dataset)
+    path = Path(ir_datasets.util.home_path()) / "negplugins" / "docids" / f"{datasets.slug(namespace)}.npz"
     if path.is_file():
         try:
             return DocIdSet.load(path)
         except ValueError as error:  # damaged (a killed writer of an old version, a disk error): rebuilt
             logging.getLogger(__name__).warning("rebuilding the document id cache: %s", error)
-    ids = [doc.doc_id for doc in dataset.docs_iter()]
-    id_set = DocIdSet.from_ids(ids)
+    id_set = DocIdSet.from_ids([doc.doc_id for doc in dataset.docs_iter()])
     id_set.save(path)
     return id_set
 
 
 # -- validation --------------------------------------------------------------------------------------
 
-
-def _corpus_ids(dataset_id, dataset, run_path) -> DocIdSet:
-    """:func:`doc_id_set`, a corpus that cannot be read being a UserError naming the run it was read for."""
-    from ir_datasets_ext.download import DownloadError
-    from ir_datasets_ext.util import FormatError
-
-    try:
-        return doc_id_set(dataset_id, dataset)
-    except (DownloadError, FormatError, OSError) as error:
-        raise UserError(f"cannot read the documents of {dataset_id} to validate {run_path} ({error})") from None
-
-
 def validate_run(dataset_id: str, run_path: str | os.PathLike, *, dataset=None, check_documents: bool = True,
                  return_run: bool = False):
-    """The :class:`ValidationReport` of ``run_path`` for ``dataset_id``, with ``return_run`` and the
-    :class:`~negplugins.io.run_columns.RunColumns` of its well-formed lines; UserError for a run file missing or
-    not a regular file."""
+    """The :class:`ValidationReport` of ``run_path`` for ``dataset_id`` (with ``return_run``, and the
+    :class:`~negplugins.io.run_columns.RunColumns` of its well-formed lines); UserError for no regular file."""
     path = Path(run_path)
     dataset = dataset if dataset is not None else datasets.load(dataset_id)
     if not path.exists():
@@ -292,12 +265,10 @@ def _read(path: Path, report: ValidationReport):
     report.queries = len(columns.query_ids)
     if report.lines == 0 and not report.counts.get("size") and not report.counts.get("encoding"):
         report.add("empty", 0, "the run holds no line")
-    known: list = []
 
+    @functools.cache
     def lines() -> np.ndarray:
-        if not known:
-            known.append(columns.line if columns.line is not None else row_lines(data))
-        return known[0]
+        return columns.line if columns.line is not None else row_lines(data)
 
     return columns, lines
 
@@ -364,10 +335,15 @@ def _check_queries(dataset_id: str, dataset, columns: RunColumns, lines, report:
 
 def _check_documents(dataset_id, dataset, run_path, columns: RunColumns, skip, lines, report) -> None:
     """Document ids absent from the corpus, at each of their rows (but those of ``skip``)."""
-    import time
+    from ir_datasets_ext.download import DownloadError
+    from ir_datasets_ext.util import FormatError
 
     start = time.perf_counter()
-    found = _corpus_ids(dataset_id, dataset, run_path).contains(columns.doc_ids.to_pylist())
+    try:
+        id_set = doc_id_set(dataset_id, dataset)
+    except (DownloadError, FormatError, OSError) as error:
+        raise UserError(f"cannot read the documents of {dataset_id} to validate {run_path} ({error})") from None
+    found = id_set.contains(columns.doc_ids.to_pylist())
     unknown = ~found[columns.doc] if skip is None else ~found[columns.doc] & ~skip
     rows = np.flatnonzero(unknown)
     for row, doc_id in zip(rows.tolist(), columns.doc_ids.take(columns.doc[rows]).to_pylist()):

@@ -40,8 +40,7 @@ def _source(item) -> Source:
 
 @contextlib.contextmanager
 def reading(*sources):
-    """Declare what the code in the block reads (paths or :class:`Source`; ``None`` is skipped): every output
-    written in the block is checked against them too."""
+    """Declare what the code in the block reads (paths, :class:`Source`, ``None`` skipped): no output may be one."""
     token = _DECLARED.set(_DECLARED.get() + tuple(_source(s) for s in sources if s is not None))
     try:
         yield
@@ -117,8 +116,7 @@ def _conflict(path: Path, source: Source, folder: bool) -> str | None:
 
 
 def check_not_input(path: str | os.PathLike, inputs: Iterable = (), *, folder: bool = False) -> None:
-    """Refuse the output ``path`` when it is, or is inside, one of ``inputs`` or of the declared inputs
-    (:func:`reading`); a ``folder`` output also when it holds one."""
+    """Refuse the output ``path`` that is, is inside or (a ``folder``) holds one of ``inputs`` or :func:`reading`'s."""
     path = Path(path)
     for source in [*(_source(s) for s in inputs if s is not None), *_DECLARED.get()]:
         problem = _conflict(path, source, folder)

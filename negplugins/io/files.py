@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 import errno
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from ..errors import OutputError, UserError
 from .command_inputs import check_not_input
 from .destinations import check_destination
 from .interrupts import check_not_stopping, deferred_signals
+from .jsonfile import read_json
 
 __all__ = ["MARKER", "atomic_writer", "written_together", "pending_file", "atomic_directory", "scratch_directory",
            "output_lock", "check_file_output", "check_folder_output", "check_free_space", "write_marker"]
@@ -42,8 +44,7 @@ def _umask() -> int:
 
 
 def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
-    """Refuse a step that writes about ``needed`` bytes into ``folder`` when its disk has less free space
-    (:func:`ir_datasets_ext.disk.check_free_space`, as an OutputError)."""
+    """Refuse a step that writes about ``needed`` bytes into ``folder`` when its disk has less free space."""
     from ir_datasets_ext.disk import DiskSpaceError
     from ir_datasets_ext.disk import check_free_space as check
 
@@ -53,12 +54,8 @@ def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:
         raise OutputError(str(error)) from None
 
 
-def _kind(mode: int) -> str | None:
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return None
+_NOT_FILES = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
+              stat.S_IFBLK: "a block device"}
 
 
 def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
@@ -67,11 +64,11 @@ def check_file_output(path: str | os.PathLike, inputs: Iterable = ()) -> None:
     path = Path(path)
     check_destination(path)
     try:
-        mode = os.stat(path).st_mode
+        kind = _NOT_FILES.get(stat.S_IFMT(os.stat(path).st_mode))
     except OSError:
-        mode = None
-    if mode is not None and _kind(mode):
-        raise OutputError(f"{path}: is {_kind(mode)}; the output must be a regular file")
+        kind = None
+    if kind:
+        raise OutputError(f"{path}: is {kind}; the output must be a regular file")
     check_not_input(path, inputs)
 
 
@@ -107,9 +104,8 @@ def _commit(step: Callable) -> None:
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8", *,
                   inputs: Iterable = ()):
-    """Open a temporary file beside ``path`` (``mode`` ``"w"`` or ``"wb"``); rename it to ``path`` only if the block
-    succeeds. A character device is written through, a symbolic link followed; ``path`` may be none of ``inputs``.
-    """
+    """Open a temporary file beside ``path`` (``mode`` ``"w"`` or ``"wb"``), renamed to ``path`` only if the block
+    succeeds; a character device is written through, a symbolic link followed; ``path`` may be none of ``inputs``."""
     path = Path(path)
     check_file_output(path, inputs)
     text = {} if "b" in mode else {"encoding": encoding, "newline": ""}
@@ -121,46 +117,41 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
     if path.is_symlink():
         path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    group = _GROUP.get()
+    stack, moves = _GROUP.get() or (None, None)
     with contextlib.ExitStack() as own:
-        tmp = (own if group is None else group.stack).enter_context(_beside(path))
+        tmp = (stack or own).enter_context(_beside(path))
         with open(tmp, mode, **text) as f:
             yield f
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
-        if group is None:
+        if moves is None:
             _commit(lambda pending: os.replace(tmp, path))
         else:  # renamed with the others at the end of written_together()
-            group.moves.append((tmp, path))
+            moves.append((tmp, path))
 
 
-class _Group:
-    def __init__(self):
-        self.stack = contextlib.ExitStack()
-        self.moves: list[tuple[Path, Path]] = []
-
-
-_GROUP: contextvars.ContextVar[_Group | None] = contextvars.ContextVar("negplugins_written_together", default=None)
+#: The open :func:`written_together` block: the stack of its temporary files and their ``(tmp, path)`` renames.
+_GROUP: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("negplugins_written_together", default=None)
 
 
 @contextlib.contextmanager
 def written_together():
     """Files written with :func:`atomic_writer` in the block appear together when it ends (a run and its sidecar),
     or none does; :func:`pending_file` reads what was written so far."""
-    group = _Group()
-    token = _GROUP.set(group)
-    with group.stack:
+    stack, moves = contextlib.ExitStack(), []
+    token = _GROUP.set((stack, moves))
+    with stack:
         try:
             yield
         finally:
             _GROUP.reset(token)
-        _commit(lambda pending: [os.replace(tmp, path) for tmp, path in group.moves])
+        _commit(lambda pending: [os.replace(tmp, path) for tmp, path in moves])
 
 
 def pending_file(path: str | os.PathLike) -> Path:
     """The file that holds what was last written to ``path`` in :func:`written_together`'s block, else ``path``."""
     where = _where(path)
-    group = _GROUP.get()
-    for tmp, destination in reversed(group.moves if group is not None else []):
+    _, moves = _GROUP.get() or (None, [])
+    for tmp, destination in reversed(moves):
         if _where(destination) == where:
             return tmp
     return Path(path)
@@ -192,8 +183,6 @@ def write_marker(folder: str | os.PathLike) -> Path:
 def _read_marker(folder: Path) -> tuple[dict | None, str | None]:
     """``(record, None)`` for ``folder``'s :data:`MARKER`, ``(None, why)`` when the suite could not have written it
     (read within bounds), ``(None, None)`` when there is none."""
-    from .jsonfile import read_json
-
     if not (folder / MARKER).is_file():
         return None, None
     try:
@@ -348,11 +337,11 @@ def _close(fd: int) -> int:
 def _remove_stale_partials(path: Path) -> None:
     """Remove the ``.<name>.*.partial`` leftovers of killed builds of ``path`` (holding its lock), first putting
     back a previous output a killed swap had moved aside, when ``path`` is missing."""
-    for stale in sorted(path.parent.glob(f".{glob_escape(path.name)}.old-*.partial")):
+    for stale in sorted(path.parent.glob(f".{glob.escape(path.name)}.old-*.partial")):
         aside = stale / path.name
         if stale.is_dir() and not stale.is_symlink() and os.path.lexists(aside) and not os.path.lexists(path):
             os.replace(aside, path)
-    for stale in path.parent.glob(f".{glob_escape(path.name)}.*.partial"):
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.partial"):
         _remove(stale)
 
 
@@ -363,11 +352,6 @@ def _remove(path: Path) -> None:
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-
-
-def glob_escape(name: str) -> str:
-    """``name`` with the glob characters ``*?[`` escaped."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 @contextlib.contextmanager
@@ -386,7 +370,6 @@ def atomic_directory(path: str | os.PathLike, *, inputs: Iterable = ()):
     succeeds. ``path`` is checked (:func:`check_folder_output`) before and at the swap, locked meanwhile; a signal
     or an error before the new folder is in place leaves ``path`` as it was."""
     path = Path(path)
-    inputs = [source for source in inputs if source is not None]
     check_folder_output(path, inputs)
     with output_lock(path):
         _remove_stale_partials(path)

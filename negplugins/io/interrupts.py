@@ -1,9 +1,6 @@
-"""SIGINT and SIGTERM around the steps they may not cut in two (an output swapped into place, a cleanup).
-
-:func:`deferred_signals` holds them back while such a step runs; the command line also records a signal in a plain
-flag (:func:`note_stop_signal`), and :func:`check_not_stopping` stops every write after it even when a library
-swallowed its exception (pyarrow's lazy import of pandas does).
-"""
+"""SIGINT and SIGTERM around the steps they may not cut in two (an output swapped into place, a cleanup): held back
+by :func:`deferred_signals`; a signal recorded in a plain flag (:func:`note_stop_signal`) stops every later write
+(:func:`check_not_stopping`) even when a library swallowed its exception (pyarrow's lazy import of pandas does)."""
 
 from __future__ import annotations
 
@@ -40,7 +37,6 @@ def note_stop_signal(signum: int) -> None:
 
 
 def stop_signal() -> int:
-    """The signal stopping the running command (:func:`note_stop_signal`), else 0."""
     return _stop_signal
 
 
@@ -51,8 +47,7 @@ def clear_stop_signal() -> None:
 
 
 def check_not_stopping() -> None:
-    """Raise again the exception of the signal stopping the command (KeyboardInterrupt, Terminated), if one is:
-    called before an output is put in place."""
+    """Raise again the exception of the signal stopping the command, if one is (before an output is put in place)."""
     if _stop_signal == signal.SIGTERM:
         raise Terminated()
     if _stop_signal:
@@ -66,7 +61,6 @@ def signal_ends_process() -> None:
 
 
 def process_ends_on_signal() -> bool:
-    """Whether a signal is ending this process (:func:`signal_ends_process`)."""
     return _ending
 
 
@@ -82,28 +76,14 @@ def end_without_teardown() -> None:
 
 
 def ends_without_teardown() -> bool:
-    """Whether :func:`end_without_teardown` was called in this process."""
     return _no_teardown
-
-
-class _Pending:
-    """The signals received while a step ran; ``bool(pending)`` is whether any came."""
-
-    def __init__(self):
-        self.received: list[int] = []
-
-    def __bool__(self) -> bool:
-        return bool(self.received)
-
-    def record(self, signum, frame) -> None:
-        self.received.append(signum)
 
 
 @contextlib.contextmanager
 def deferred_signals():
     """Run the block with SIGINT and SIGTERM held back, then give the first one received to the handler it had;
-    yields an object true once a signal came (checked before a point of no return). Main thread only."""
-    pending = _Pending()
+    yields the list of signals received (checked before a point of no return). Main thread only."""
+    pending: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield pending
         return
@@ -113,14 +93,13 @@ def deferred_signals():
         if handler is None or handler == signal.SIG_IGN:  # not Python's, or ignored: leave it as it is
             continue
         previous[signum] = handler
-        signal.signal(signum, pending.record)
+        signal.signal(signum, lambda received, frame: pending.append(received))
     try:
         yield pending
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        _restore(previous)
         if pending:
-            signum = pending.received[0]
+            signum = pending[0]
             handler = previous[signum]
             if callable(handler):
                 handler(signum, None)

@@ -51,10 +51,9 @@ def _require_regular(path: Path, mode: int, what: str, error) -> None:
 
 
 def read_json(path: str | os.PathLike, *, what: str = "JSON file", max_bytes: int, max_depth: int = MAX_JSON_DEPTH,
-              allow_non_finite: bool = False, label: str | None = None, error: type[UserError] = UserError):
+              label: str | None = None, error: type[UserError] = UserError):
     """Parse the JSON file ``path`` within bounds, refusing files over ``max_bytes``, text that is not UTF-8 or
-    not JSON, nesting deeper than ``max_depth``, a key given twice and, unless ``allow_non_finite``, ``NaN`` and
-    ``Infinity``. ``what`` and ``label`` name the file in messages; ``error`` is the UserError raised."""
+    not JSON, nesting deeper than ``max_depth``, a key given twice, ``NaN`` and ``Infinity``."""
     label = label or str(path)
     with open_regular(path, what, error) as f:
         size = os.fstat(f.fileno()).st_size
@@ -67,12 +66,11 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file", max_bytes: in
         text = data.decode("utf-8")
     except UnicodeDecodeError as failure:
         raise error(f"{label}: {what} is not UTF-8 (byte {failure.start})") from None
-    return parse_json(text, label=label, what=what, max_depth=max_depth, allow_non_finite=allow_non_finite,
-                      error=error)
+    return parse_json(text, label=label, what=what, max_depth=max_depth, error=error)
 
 
 def parse_json(text: str, *, label: str, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH,
-               allow_non_finite: bool = False, error: type[UserError] = UserError):
+               error: type[UserError] = UserError):
     """Parse JSON ``text`` with the checks of :func:`read_json` (``label`` names it in messages)."""
     _check_depth(text, label, what, max_depth, error)
 
@@ -88,14 +86,11 @@ def parse_json(text: str, *, label: str, what: str = "JSON", max_depth: int = MA
         raise _Refused(f"{name} is not a valid JSON number")
 
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates,
-                          parse_constant=None if allow_non_finite else no_constant)
+        return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
     except json.JSONDecodeError as failure:
         raise error(f"{label}:{failure.lineno}:{failure.colno}: not valid JSON ({failure.msg})") from None
     except _Refused as refused:
         raise error(f"{label}: {what}: {refused}") from None
-    except RecursionError:  # pragma: no cover - the depth check comes first
-        raise error(f"{label}: {what} nests too deeply") from None
 
 
 class _Refused(ValueError):

@@ -11,28 +11,19 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..errors import OutputError, UserError
+from ..errors import OutputError
 from .command_inputs import same_file
 from .files import atomic_writer, check_file_output
-from .jsonfile import read_json
-from .sidecars import MAX_SIDECAR_BYTES, MAX_SIDECAR_DEPTH, file_sha256, metadata_path
+from .sidecars import file_sha256, git_root, metadata_path, other_run, read_sidecar_json
 
 __all__ = ["check_run_output", "check_sidecar_output", "check_replaceable_file", "write_file_output",
            "tracked_by_git"]
 
 
-def _repository_root(path: Path) -> Path | None:
-    for folder in [path.parent, *path.parent.parents]:
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
 def tracked_by_git(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is tracked in the git repository holding it; without a working ``git``, any file inside a
-    repository counts as tracked."""
+    """Whether ``path`` is tracked by git (without a working ``git``: whether it lies in a git work tree)."""
     path = Path(path).absolute()
-    root = _repository_root(path)
+    root = git_root(path.parent)
     if root is None:
         return False
     try:
@@ -40,29 +31,15 @@ def tracked_by_git(path: str | os.PathLike) -> bool:
                                 capture_output=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return True
-    if result.returncode != 0:
-        return True
-    return bool(result.stdout.strip(b"\0"))
-
-
-def _read_sidecar_json(path: Path) -> tuple[object, str | None]:
-    """``(record, None)``, or ``(None, message)`` when ``path`` is not JSON within the sidecar bounds."""
-    try:
-        record = read_json(path, what="metadata sidecar", max_bytes=MAX_SIDECAR_BYTES, max_depth=MAX_SIDECAR_DEPTH)
-    except UserError as error:
-        return None, str(error)
-    return record, None
+    return result.returncode != 0 or bool(result.stdout.strip(b"\0"))
 
 
 def check_replaceable_file(path: str | os.PathLike, inputs: Iterable = (), force: bool = False, *,
                            content: bytes | None = None, ours: Callable[[Path], bool] | None = None,
                            refusal: str | None = None) -> bool:
-    """The one rule for a file output other than a run; True when ``path`` already holds ``content``.
-
-    Refused: one of ``inputs``, a folder, FIFO, socket or block device and, without ``force``, a file tracked by
-    git or an existing file that holds neither ``content`` nor, by ``ours(path)``, an earlier output of the
-    command (``refusal`` says so). Without ``content`` and ``ours``, only what needs no content is checked.
-    """
+    """The one rule for a file output other than a run; True when ``path`` already holds ``content``. Refused: one of
+    ``inputs``, a folder, FIFO, socket or block device and, without ``force``, a file tracked by git or one holding
+    neither ``content`` nor, by ``ours(path)``, an earlier output of the command (``refusal`` says so)."""
     path = Path(path)
     check_file_output(path, inputs)
     if not path.exists():
@@ -81,10 +58,8 @@ def check_replaceable_file(path: str | os.PathLike, inputs: Iterable = (), force
 
 def write_file_output(path: str | os.PathLike, content: str | bytes, inputs: Iterable = (),
                       force: bool = False) -> bool:
-    """Write ``content`` (``str`` as UTF-8) to ``path`` atomically, under :func:`check_replaceable_file`'s rule.
-
-    True if written, False if the file already held ``content`` (left untouched: re-running is a no-op).
-    """
+    """Write ``content`` (``str`` as UTF-8) to ``path`` atomically under :func:`check_replaceable_file`'s rule; False
+    when the file already held it (left untouched: re-running is a no-op)."""
     data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
     if check_replaceable_file(path, inputs, force, content=data):
         return False
@@ -111,8 +86,7 @@ def _holds(path: Path, data: bytes) -> bool:
 
 
 def check_sidecar_output(run: str | os.PathLike, force: bool = False) -> None:
-    """Refuse writing the sidecar of ``run`` (``leaderboard sidecar``) over a file that is not an earlier, untracked
-    sidecar of ``run``, unless ``force``."""
+    """Refuse writing ``run``'s sidecar over a file that is not its earlier, untracked sidecar, unless ``force``."""
     run = Path(run)
     sidecar = metadata_path(run)
     check_replaceable_file(sidecar, inputs=[run], force=force)
@@ -120,7 +94,7 @@ def check_sidecar_output(run: str | os.PathLike, force: bool = False) -> None:
         raise OutputError(f"{sidecar}: the run's sidecar path exists and is not a regular file")
     if force or not sidecar.is_file():
         return
-    record, unreadable = _read_sidecar_json(sidecar)
+    record, unreadable = read_sidecar_json(sidecar)
     if unreadable:
         raise OutputError(f"{unreadable}; it is not a sidecar negplugins wrote: pass --force to replace it")
     if not isinstance(record, dict) or record.get("run") != run.name:
@@ -140,11 +114,10 @@ def check_run_output(output: str | os.PathLike, inputs: Iterable = (), force: bo
     check_file_output(sidecar, inputs)
     if sidecar.exists() and not sidecar.is_file():
         raise OutputError(f"{sidecar}: the run's sidecar path exists and is not a regular file")
-    record, unreadable = _read_sidecar_json(sidecar) if sidecar.is_file() else (None, None)
-    described = record.get("run") if isinstance(record, dict) else None
-    if isinstance(described, str) and described != output.name and "/" not in described \
-            and (output.parent / described).is_file() and not same_file(output.parent / described, output):
-        raise OutputError(f"{output}: its sidecar {sidecar} describes another run, {output.parent / described}; "
+    record, unreadable = read_sidecar_json(sidecar) if sidecar.is_file() else (None, None)
+    other = other_run(record, output)
+    if other is not None and not same_file(other, output):
+        raise OutputError(f"{output}: its sidecar {sidecar} describes another run, {other}; "
                           f"choose another name (runs named alike share one sidecar)")
     if force:
         return
@@ -156,8 +129,7 @@ def check_run_output(output: str | os.PathLike, inputs: Iterable = (), force: bo
         if unreadable:
             raise OutputError(f"{unreadable}; it is not a sidecar negplugins wrote: pass --force to replace it")
         raise OutputError(f"{sidecar}: exists and is not a sidecar negplugins wrote; pass --force to replace it")
-    if output.is_file():
-        ours = isinstance(record, dict) and described == output.name and record.get("run_sha256") == file_sha256(output)
-        if not ours:
-            raise OutputError(f"{output}: exists and was not written by negplugins (or was changed since: its "
-                              f"sidecar does not match it); pass --force to replace it")
+    if output.is_file() and not (isinstance(record, dict) and record.get("run") == output.name
+                                 and record.get("run_sha256") == file_sha256(output)):
+        raise OutputError(f"{output}: exists and was not written by negplugins (or was changed since: its "
+                          f"sidecar does not match it); pass --force to replace it")

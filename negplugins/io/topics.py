@@ -8,7 +8,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import ir_datasets
+
 from .. import datasets
+from ..errors import UserError
+from .files import atomic_writer
+from .outputs import check_replaceable_file, write_file_output
 
 __all__ = ["default_topics_path", "write_topics", "is_topic_name", "pyserini_topics", "pyserini_qrels_file",
            "QRELS_FOLDER"]
@@ -25,9 +30,6 @@ def default_topics_path(dataset_id: str) -> Path:
 def write_topics(dataset_id: str, output: str | os.PathLike | None = None, force: bool = False) -> tuple[Path, int]:
     """Write the queries of ``dataset_id``, each on one line, as a TSV topic file Pyserini reads as-is (not at a
     path holding ``beir`` or ``cacm``, read otherwise by Pyserini); the file and the number of topics."""
-    from ..errors import UserError
-    from .outputs import check_replaceable_file, write_file_output
-
     path = Path(output) if output is not None else default_topics_path(dataset_id)
     if "beir" in str(path) or "cacm" in str(path):
         raise UserError(f"{path}: Pyserini reads topic paths containing 'beir' or 'cacm' with a special reader; "
@@ -40,8 +42,6 @@ def write_topics(dataset_id: str, output: str | os.PathLike | None = None, force
 
 def is_topic_name(name: str) -> bool:
     """Whether ``name`` is a dataset id of the suite (``comlq``, ``excluir/test``), not one of ir_datasets' own."""
-    import ir_datasets
-
     return isinstance(name, str) and name in ir_datasets.registry and datasets.benchmark_of(name) is not None
 
 
@@ -67,10 +67,6 @@ def _with_part(dataset_id: str, part: str):
 def pyserini_qrels_file(dataset_id: str) -> Path:
     """The TREC qrels file (``qid 0 docid relevance``) of ``dataset_id`` that Pyserini's qrels names resolve to, in
     the ir_datasets cache; rewritten when it no longer holds the dataset's judgements. ValueError without qrels."""
-    import ir_datasets
-
-    from .files import atomic_writer
-
     dataset = _with_part(dataset_id, "qrels")
     text = "".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in dataset.qrels_iter()).encode("utf-8")
     path = ir_datasets.util.home_path() / dataset_id.split("/")[0] / QRELS_FOLDER / f"{datasets.slug(dataset_id)}.qrels"

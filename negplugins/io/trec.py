@@ -14,7 +14,7 @@ from typing import Iterable, Mapping
 
 from ..errors import UserError
 from .files import atomic_writer
-from .run_columns import RunColumns, read_columns
+from .run_columns import RunColumns, parse_columns, parse_lines, read_run_bytes
 
 __all__ = ["RunFormatError", "read_run", "check_run_format", "write_run", "ranked"]
 
@@ -41,7 +41,10 @@ def _read_checked(path) -> RunColumns:
         raise RunFormatError(f"{path}:{number}: {message}")
 
     try:
-        columns, problem = read_columns(path, fail, int64_ranks=False)
+        data, problem = read_run_bytes(path)
+        columns = parse_columns(data)
+        if columns is None:
+            columns = parse_lines(data, fail, int64_ranks=False)
     except RunFormatError:
         raise
     except UserError as error:  # bounds, missing or special file
@@ -62,8 +65,7 @@ def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
 
 
 def write_run(path: str | os.PathLike, results: Iterable[tuple[str, Iterable[tuple[str, float]]]], tag: str) -> int:
-    """Write ``(query_id, [(doc_id, score), ...])`` pairs, each list in rank order, atomically (a ``.gz`` path
-    compressed deterministically); the number of lines written."""
+    """Write ``(query_id, [(doc_id, score), ...])`` in rank order, atomically (``.gz`` reproducibly); lines written."""
     if not tag or any(c.isspace() for c in tag):
         raise UserError(f"run tag {tag!r} must be one word without white space")
     lines = 0
@@ -76,10 +78,9 @@ def write_run(path: str | os.PathLike, results: Iterable[tuple[str, Iterable[tup
                 lines += 1
 
     if Path(path).suffix == ".gz":
-        with atomic_writer(path, "wb") as raw:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as compressed:
-                with io.TextIOWrapper(compressed, encoding="utf-8", newline="") as f:
-                    write_lines(f)
+        with (atomic_writer(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+              io.TextIOWrapper(gz, encoding="utf-8", newline="") as f):
+            write_lines(f)
     else:
         with atomic_writer(path) as f:
             write_lines(f)

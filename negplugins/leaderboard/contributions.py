@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 
 from .. import datasets
 from ..errors import UserError
-from ..io.sidecars import MAX_SIDECAR_BYTES, metadata_path, read_sidecar
+from ..io.sidecars import metadata_path, read_sidecar
 
 __all__ = ["ContributionError", "Contribution", "RUN_SUFFIXES", "discover",
            "reproduces_problems", "safe_relative"]
@@ -126,7 +126,7 @@ def _read_sidecar(sidecar: Path, root_resolved: Path) -> dict:
     if sidecar.is_symlink() and not sidecar.resolve().is_relative_to(root_resolved):
         raise ContributionError(f"sidecar {sidecar.name} is a symlink pointing outside the runs folder")
     try:
-        return read_sidecar(sidecar, label=f"sidecar {sidecar.name}", max_bytes=MAX_SIDECAR_BYTES)
+        return read_sidecar(sidecar, label=f"sidecar {sidecar.name}")
     except UserError as error:
         raise ContributionError(str(error)) from None
 
