@@ -1,11 +1,5 @@
-"""ir_datasets entries for negation, exclusion and Boolean-logic retrieval benchmarks.
-
-Importing this package registers the datasets with :mod:`ir_datasets`; nothing is downloaded until a
-dataset's files are first read::
-
-    import ir_datasets, ir_datasets_ext
-    dataset = ir_datasets.load("comlq/negation")
-
+"""ir_datasets entries for negation, exclusion and Boolean-logic retrieval benchmarks: importing this package registers
+them (then ``ir_datasets.load("comlq/negation")``); nothing is downloaded until a dataset's files are first read.
 Offline use: set ``IR_DATASETS_EXT_MIRROR`` to a folder laid out as ``<benchmark>/<original file>``.
 """
 

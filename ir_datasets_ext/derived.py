@@ -1,7 +1,5 @@
-"""Derived copies: another project's copy of a release file, read only where the release is not.
-
-The release always wins; the copy is pinned by size and SHA-256 and every output names it (docs/formats.md).
-"""
+"""Derived copies: another project's copy of a release file, read only where the release is not; pinned by size and
+SHA-256, and named by every output (docs/formats.md)."""
 
 from __future__ import annotations
 

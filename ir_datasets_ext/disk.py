@@ -1,9 +1,5 @@
-"""Free disk space before the large writes, and the permissions of what the suite writes into shared folders.
-
-Every large step checks its estimated size first (:func:`check_free_space`; ``IR_DATASETS_SKIP_DISK_FREE=true``
-skips it, as in ir_datasets); what ``mkstemp`` made gets a plain ``open()``'s permissions, so that a lab can share
-one ``IR_DATASETS_HOME``.
-"""
+"""Free disk space checked before the large writes (``IR_DATASETS_SKIP_DISK_FREE=true`` skips it, as in ir_datasets),
+and a plain ``open()``'s permissions for what ``mkstemp`` made, so that a lab can share one ``IR_DATASETS_HOME``."""
 
 from __future__ import annotations
 
@@ -24,23 +20,18 @@ class DiskSpaceError(OSError):
 
 def format_bytes(size: float) -> str:
     """``size`` in bytes as a short human-readable amount (``1.5 GiB``)."""
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024:
             return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
         size /= 1024
-    raise AssertionError("unreachable")
-
-
-def _existing(folder: Path) -> Path:
-    for candidate in [folder, *folder.parents]:
-        if candidate.exists():
-            return candidate
-    return Path(folder.anchor or ".")
+    return f"{size:,.1f} TiB"
 
 
 def free_bytes(folder: str | os.PathLike) -> int:
     """Free bytes (for this user) on the file system that holds ``folder`` or its nearest existing parent."""
-    return shutil.disk_usage(_existing(Path(folder).absolute())).free
+    folder = Path(folder).absolute()
+    existing = next((candidate for candidate in [folder, *folder.parents] if candidate.exists()), None)
+    return shutil.disk_usage(existing or Path(folder.anchor or ".")).free
 
 
 def check_free_space(folder: str | os.PathLike, needed: int, what: str) -> None:

@@ -1,8 +1,5 @@
-"""Pinned, verified downloads of the benchmarks' files, read from an offline mirror where one is set.
-
-Every URL, checksum and size is in ``etc/downloads.json``; how files are verified, stamped and trusted on first use:
-docs/architecture.md ("Downloads").
-"""
+"""Pinned, verified downloads of the benchmarks' files (``etc/downloads.json``), read from an offline mirror where one
+is set; how files are verified, stamped and trusted on first use: docs/architecture.md ("Downloads")."""
 
 from __future__ import annotations
 
@@ -145,13 +142,6 @@ def _read_recorded_hashes() -> dict[str, str]:
         raise DownloadError(f"{path}: cannot read recorded file hashes ({error})") from error
 
 
-def _record_hash(key: str, sha256: str) -> None:
-    path = _recorded_hashes_path()
-    hashes = _read_recorded_hashes()
-    hashes[key] = sha256
-    _write_small_json(path, hashes)
-
-
 def _write_small_json(path: Path, record) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
@@ -173,39 +163,36 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(target: Path) -> list[Path]:
-    """Remove the ``<target>.<pid>[.<random>].tmp`` files whose writing process no longer runs; returns them."""
-    removed = []
+def remove_stale_temporaries(target: Path) -> None:
+    """Remove the ``<target>.<pid>[.<random>].tmp`` files whose writing process no longer runs."""
     for tmp in target.parent.glob(f"{glob.escape(target.name)}.*.tmp"):
         pid = tmp.name[len(target.name) + 1:].split(".", 1)[0]
         if not pid.isdigit() or int(pid) == os.getpid() or _process_alive(int(pid)):
             continue
-        try:
-            tmp.unlink()
-        except FileNotFoundError:  # removed by a concurrent clean-up
-            continue
-        removed.append(tmp)
-    return removed
+        tmp.unlink(missing_ok=True)  # missing: removed by a concurrent clean-up
 
 
-def _file_digests(path: Path) -> tuple[int, str, str]:
+def _copy_digests(src, out=None) -> tuple[int, str, str]:
+    """``(size, md5, sha256)`` of the rest of stream ``src``, copied into ``out`` where given."""
     md5, sha256, size = hashlib.md5(), hashlib.sha256(), 0
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            md5.update(chunk)
-            sha256.update(chunk)
-            size += len(chunk)
+    while chunk := src.read(_CHUNK):
+        if out is not None:
+            out.write(chunk)
+        md5.update(chunk)
+        sha256.update(chunk)
+        size += len(chunk)
     return size, md5.hexdigest(), sha256.hexdigest()
 
 
-class VerifiedDownload:
-    """One source file of a benchmark (``<benchmark>/<file>`` in the mirror and the cache), pinned to a URL and
-    verified before use; an ir_datasets streamer (``path()``, ``stream()``).
+def _file_digests(path: Path) -> tuple[int, str, str]:
+    with open(path, "rb") as f:
+        return _copy_digests(f)
 
-    ``validate(path, source)`` reads a file without a known checksum as its dataset does (a ``ValueError`` when it
-    is not the benchmark's file) before its hash is trusted; ``source(url)`` fetches the URL (default: ir_datasets'
-    ``RequestsDownload``; Google Drive: :class:`ir_datasets_ext.gdrive.GoogleDriveSource`).
-    """
+
+class VerifiedDownload:
+    """One source file of a benchmark, pinned to a URL and verified before use, as an ir_datasets streamer;
+    ``validate(path, source)`` reads a file without a known checksum before its hash is trusted, ``source(url)``
+    fetches the URL (default: ir_datasets' ``RequestsDownload``)."""
 
     def __init__(self, benchmark, file, url, md5=None, sha256=None, size=None, source=None, validate=None):
         self.benchmark = benchmark
@@ -244,25 +231,21 @@ class VerifiedDownload:
         mirror_file = self.mirror_path()
         if not force:
             return mirror_file if mirror_file is not None and mirror_file.is_file() else target
-        if target.exists():
-            damage = self._damage(target)
-            if damage is None:
-                return target
-            try:
-                if mirror_file is not None and mirror_file.is_file():
-                    self._verify_in_place(mirror_file)
-                    target.unlink(missing_ok=True)  # the damaged copy gives way to the verified mirror file
-                    return mirror_file
-                self._fetch(target)
-            except DownloadError as error:
-                raise ChecksumError(f"{target}: the cached copy of {self.benchmark}/{self.file} is damaged "
-                                    f"({damage}) and cannot be fetched again ({error}); delete {target} and "
-                                    f"retry once the source is reachable") from None
+        damage = self._damage(target) if target.exists() else None
+        if target.exists() and damage is None:
             return target
-        if mirror_file is not None:
-            self._verify_in_place(mirror_file)
-            return mirror_file
-        self._fetch(target)
+        try:
+            if mirror_file is not None:
+                self._verify_in_place(mirror_file)
+                target.unlink(missing_ok=True)  # a damaged copy gives way to the verified mirror file
+                return mirror_file
+            self._fetch(target)
+        except DownloadError as error:
+            if damage is None:
+                raise
+            raise ChecksumError(f"{target}: the cached copy of {self.benchmark}/{self.file} is damaged "
+                                f"({damage}) and cannot be fetched again ({error}); delete {target} and "
+                                f"retry once the source is reachable") from None
         return target
 
     def _verify_in_place(self, mirror_file: Path) -> None:
@@ -270,21 +253,23 @@ class VerifiedDownload:
         if not mirror_file.is_file():
             raise self._not_in_mirror(mirror_file)
         remove_stale_temporaries(self.cache_path)  # a copy a killed process left half-way
-        source = str(mirror_file.absolute())
-        info = mirror_file.stat()
-        if self.size is not None and info.st_size != self.size:
-            raise ChecksumError(
-                f"{mirror_file}: {info.st_size:,} bytes, expected {self.size:,} for {self.benchmark}/{self.file} "
-                f"(truncated or a different version?)")
-        stamp = self._read_stamp()
+        self._verify_unless_stamped(mirror_file, source=str(mirror_file.absolute()))
+
+    def _verify_unless_stamped(self, path: Path, source: str | None = None) -> None:
+        """Verify the file at ``path`` (the mirror file read from ``source``, or the cached copy) unless its stamp
+        says it was verified as it is now; then stamp it."""
+        info = path.stat()
+        if self.size is not None and info.st_size != self.size:  # refused without reading it
+            raise ChecksumError(f"{path}: {info.st_size:,} bytes, expected {self.size:,} for {self.benchmark}/"
+                                f"{self.file} (truncated or a different version?)")
+        stamp = self._read_stamp()  # none or a damaged one: verify the bytes
         if stamp.get("source") == source and stamp.get("size") == info.st_size \
                 and stamp.get("mtime_ns") == info.st_mtime_ns:
             return
-        size, md5, sha256 = _file_digests(mirror_file)
-        self._verify(str(mirror_file), size, md5, sha256, mirror_file)
+        size, md5, sha256 = _file_digests(path)
+        self._verify(str(path), size, md5, sha256, path)
         # the stat taken before reading: a file changed while it was read no longer matches its stamp
-        _write_small_json(self.stamp_path, {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "sha256": sha256,
-                                            "source": source})
+        self._write_stamp(info, sha256, source)
 
     def _not_in_mirror(self, mirror_file: Path) -> DownloadError:
         return DownloadError(f"{mirror_file}: not found; {MIRROR_ENV}={mirror_root()} is set, so "
@@ -302,36 +287,25 @@ class VerifiedDownload:
         info = target.stat()
         if self.size is not None and info.st_size != self.size:
             return f"{info.st_size:,} bytes, expected {self.size:,}"
-        stamp = self._read_stamp()  # none or a damaged one: verify the bytes
-        if "source" not in stamp and stamp.get("size") == info.st_size and stamp.get("mtime_ns") == info.st_mtime_ns:
-            return None
-        size, md5, sha256 = _file_digests(target)
         try:
-            self._verify(str(target), size, md5, sha256, target)
+            self._verify_unless_stamped(target)
         except (ChecksumError, ValueError) as error:  # ValueError: not the benchmark's file (validate)
             return str(error)
-        self._write_stamp(target, sha256)
         return None
 
-    def _write_stamp(self, target: Path, sha256: str) -> None:
-        info = target.stat()
-        _write_small_json(self.stamp_path, {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "sha256": sha256})
+    def _write_stamp(self, info: os.stat_result, sha256: str, source: str | None = None) -> None:
+        stamp = {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "sha256": sha256}
+        if source is not None:
+            stamp["source"] = source
+        _write_small_json(self.stamp_path, stamp)
 
     @contextlib.contextmanager
     def stream(self):
         with open(self.path(), "rb") as f:
             yield f
 
-    # -- internals ---------------------------------------------------------------------------
     @contextlib.contextmanager
     def _open_source(self):
-        mirror_file = self.mirror_path()
-        if mirror_file is not None:
-            if not mirror_file.is_file():
-                raise self._not_in_mirror(mirror_file)
-            with open(mirror_file, "rb") as f:
-                yield f, str(mirror_file)
-            return
         if self._source is not None:
             remote = self._source(self.url)
         else:
@@ -342,7 +316,7 @@ class VerifiedDownload:
 
         try:
             with remote.stream() as f:
-                yield f, self.url
+                yield f
         except DownloadError:
             raise
         except (OSError, http.client.HTTPException) as error:  # requests' and socket errors are OSErrors
@@ -358,17 +332,12 @@ class VerifiedDownload:
         fd, tmp_name = tempfile.mkstemp(prefix=f"{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
         tmp = Path(tmp_name)
         try:
-            md5, sha256, size = hashlib.md5(), hashlib.sha256(), 0
-            with os.fdopen(fd, "wb") as out, self._open_source() as (src, origin):
-                while chunk := src.read(_CHUNK):
-                    out.write(chunk)
-                    md5.update(chunk)
-                    sha256.update(chunk)
-                    size += len(chunk)
-            self._verify(origin, size, md5.hexdigest(), sha256.hexdigest(), tmp)
+            with os.fdopen(fd, "wb") as out, self._open_source() as src:
+                size, md5, sha256 = _copy_digests(src, out)
+            self._verify(self.url, size, md5, sha256, tmp)
             give_usual_permissions(tmp)  # mkstemp makes 0600: readable by the group and others, as ir_datasets'
             os.replace(tmp, target)
-            self._write_stamp(target, sha256.hexdigest())
+            self._write_stamp(target.stat(), sha256)
         finally:
             tmp.unlink(missing_ok=True)
 
@@ -389,7 +358,7 @@ class VerifiedDownload:
             if recorded is None:
                 if self._validate is not None:
                     self._validate(path, origin)  # a file that is not the benchmark's is never trusted
-                _record_hash(self.key, sha256)
+                _write_small_json(_recorded_hashes_path(), {**_read_recorded_hashes(), self.key: sha256})
             elif recorded != sha256:
                 hashes = _recorded_hashes_path()
                 raise ChecksumError(

@@ -1,7 +1,5 @@
-"""Google Drive downloads, including the confirmation page Drive answers for files too large to virus-scan.
-
-Two generations of that page exist: an old one whose ``download_warning`` cookie holds the token to repeat the
-request with, and a current one whose ``download-form`` is the request to send.
+"""Google Drive downloads, including the confirmation page Drive answers for files too large to virus-scan: an old
+one whose ``download_warning`` cookie holds the token to repeat the request with, or a ``download-form`` to send.
 """
 
 from __future__ import annotations
@@ -74,29 +72,21 @@ def parse_confirmation(html: str, url: str, cookies: dict | None = None) -> Conf
     """The follow-up request of the confirmation page ``html`` answered for ``url``, or ``None`` if it is not one."""
     for name, value in (cookies or {}).items():
         if name.startswith("download_warning"):
-            return ConfirmRequest(_uc_base(url), {**_query(url), "confirm": value})
+            return ConfirmRequest(url.split("?", 1)[0], {**_query(url), "confirm": value})
     parser = _FormParser()
     parser.feed(html)
     parser.close()
     for attrs, inputs in parser.forms:
         action = attrs.get("action") or ""
-        if attrs.get("id") == "download-form" or "confirm" in inputs:
-            if not action:
-                continue
-            method = (attrs.get("method") or "get").lower()
-            if method != "get":
-                continue
+        is_confirmation = attrs.get("id") == "download-form" or "confirm" in inputs
+        if is_confirmation and action and (attrs.get("method") or "get").lower() == "get":
             return ConfirmRequest(urljoin(url, action), dict(inputs))
     for href in parser.links:  # old page: <a href="/uc?export=download&amp;confirm=XXXX&amp;id=...">
         target = urljoin(url, href)
-        query = parse_qs(urlparse(target).query)
+        query = _query(target)
         if "confirm" in query:
-            return ConfirmRequest(target.split("?", 1)[0], {k: v[0] for k, v in query.items()})
+            return ConfirmRequest(target.split("?", 1)[0], query)
     return None
-
-
-def _uc_base(url: str) -> str:
-    return url.split("?", 1)[0]
 
 
 def _query(url: str) -> dict:

@@ -1,7 +1,5 @@
-"""Each benchmark's spec: one typed record per benchmark, declared in its dataset module and checked by its types.
-
-How to declare one: docs/architecture.md ("Adding a benchmark, a measure, a runner, a leaderboard column").
-"""
+"""Each benchmark's spec: one typed record per benchmark, declared in its dataset module and checked by its types
+(how: docs/architecture.md, "Adding a benchmark")."""
 
 from __future__ import annotations
 
@@ -62,10 +60,8 @@ def _matches(value, hint) -> bool:
                                                   for k, v in value.items())
     if origin is collections.abc.Callable:
         return callable(value)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+    if hint in (int, float):  # a float field takes an int too, neither a bool
+        return isinstance(value, (int, hint)) and not isinstance(value, bool)
     return isinstance(value, origin or hint)
 
 
@@ -76,10 +72,8 @@ def _hint_text(hint) -> str:
 
 @dataclass(frozen=True)
 class Reported:
-    """One number a benchmark's paper reports (a fraction: 50.5 % is 0.505), with where it stands in the paper.
-
-    ``decimals``: those of the fraction as the paper prints it (its 34.0 % is ``0.340``: 3).
-    """
+    """One number a benchmark's paper reports (a fraction: 50.5 % is 0.505), with where it stands in the paper;
+    ``decimals``: those of the fraction as the paper prints it (its 34.0 % is ``0.340``: 3)."""
 
     system: str
     measure: str
@@ -165,11 +159,8 @@ def format_reported(value: float | None, decimals: int | None = None) -> str:
 
 @dataclass(frozen=True)
 class Baseline:
-    """A system without a model that the report card runs beside every model (``runner``: ``bm25`` or ``bm25s``).
-
-    ``reproduces`` names the paper's system it is (as :attr:`Reported.system`); ``authors_pipeline``: it follows
-    the authors' own code.
-    """
+    """A system without a model that the report card runs beside every model; ``reproduces`` names the paper's
+    system it is (as :attr:`Reported.system`), ``authors_pipeline``: it follows the authors' own code."""
 
     name: str
     runner: Literal["bm25", "bm25s"]
@@ -259,12 +250,8 @@ class Protocol:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """Everything the suite knows about one benchmark, declared once.
-
-    ``name`` is the first component of its dataset ids; ``datasets`` the ids worth listing, whole benchmark first;
-    ``order`` where it is listed among the others; ``docs`` its docs YAML (default ``docs/<name>.yaml``), whose
-    ``_`` entry holds the citation.
-    """
+    """Everything the suite knows about one benchmark, declared once (docs/architecture.md): ``name`` is the first
+    component of its dataset ids, ``datasets`` the ids worth listing, whole benchmark first."""
 
     name: str
     title: str

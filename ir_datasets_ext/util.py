@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import itertools
 import json
 import pickle
 import pkgutil
@@ -12,17 +14,18 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import ir_datasets
-from ir_datasets.datasets.base import Dataset, YamlDocumentation
+from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries, YamlDocumentation
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.indices import DEFAULT_DOCSTORE_OPTIONS, PickleLz4FullStore
 from ir_datasets.util import PackageDataFile
+from ir_datasets.util.download import LocalDownload
 from ir_datasets.util.metadata import MetadataComponent, MetadataProvider
 
 from .disk import check_free_space
-from .download import VerifiedDownload
 
 __all__ = ["Documentation", "FormatError", "iter_jsonl", "iter_json_array", "iter_json_object_items", "require_fields",
-           "StoredDocs", "register", "register_family_roots", "METADATA", "LocalFile", "validator"]
+           "StoredDocs", "file_size", "register", "register_subsets", "register_family_roots", "METADATA",
+           "validator"]
 
 
 class FormatError(ValueError):
@@ -88,20 +91,9 @@ def require_fields(record: dict, fields: tuple[str, ...], source: str, position:
                 f"{source}:{position}: field {field!r} is {type(record[field]).__name__}, expected {expected}")
 
 
-class LocalFile:
-    """The file at ``path`` in ir_datasets' streamer protocol (``path()``, ``stream()``), for a reader that
-    validates a file not yet accepted."""
-
-    def __init__(self, path):
-        self._path = Path(path)
-
-    def path(self, force=True) -> Path:
-        return self._path
-
-    @contextlib.contextmanager
-    def stream(self):
-        with open(self._path, "rb") as f:
-            yield f
+def file_size(streamer):
+    """``source_size`` of :class:`StoredDocs` read from one verified file (a download, or a release or its copy)."""
+    return lambda: streamer.path().stat().st_size
 
 
 def validator(read):
@@ -109,7 +101,7 @@ def validator(read):
     reader, run over the whole file; its :class:`FormatError` names ``source`` and the position."""
 
     def validate(path, source: str) -> None:
-        for _ in read(LocalFile(path), source):
+        for _ in read(LocalDownload(path, mkdir=False), source):
             pass
 
     return validate
@@ -126,16 +118,15 @@ DOCSTORE_SIZE_MARGIN = 16 << 20
 class _SpaceCheckedStore(PickleLz4FullStore):
     """ir_datasets' docstore, which first checks that its folder's disk has room for the build."""
 
-    def __init__(self, *args, estimate=None, what="the docstore", **kwargs):
+    def __init__(self, *args, estimate, what, **kwargs):
         super().__init__(*args, **kwargs)
         self._estimate = estimate
         self._what = what
 
     def build(self):
-        if not self.built() and self._estimate is not None:
-            needed = self._estimate()
-            if needed is not None:
-                check_free_space(Path(self.path), needed, self._what)
+        needed = None if self.built() else self._estimate()
+        if needed is not None:
+            check_free_space(Path(self.path), needed, self._what)
         return super().build()
 
     def get_many_iter(self, keys):
@@ -200,12 +191,12 @@ class StreamedQrels(BaseQrels):
 
 
 class StoredDocs(BaseDocs):
-    """The documents of one corpus, streamed by ``read()`` (read from ``streamer``) and looked up through a docstore in
-    ``$IR_DATASETS_HOME/<store>/``, built on the first lookup once its disk has room; ``count_hint`` feeds the
-    progress bar of that build."""
+    """The documents of one corpus, streamed by ``read()`` and looked up through a docstore in
+    ``$IR_DATASETS_HOME/<store>/``, built on the first lookup once its disk has room for about ``source_size()`` (the
+    bytes the documents are read from, where known); ``count_hint`` feeds the progress bar of that build."""
 
     def __init__(self, docs_cls, store: str, namespace: str, lang: str = "en", count_hint: int | None = None,
-                 read=None, streamer=None):
+                 read=None, source_size=None):
         super().__init__()
         self._docs_cls = docs_cls
         self._store = store
@@ -213,7 +204,7 @@ class StoredDocs(BaseDocs):
         self._lang = lang
         self._count_hint = count_hint
         self._read = read
-        self._streamer = streamer
+        self._source_size = source_size
 
     @ir_datasets.util.use_docstore
     def docs_iter(self):
@@ -223,12 +214,7 @@ class StoredDocs(BaseDocs):
         return self._docs_cls
 
     def docs_source_size(self) -> int | None:
-        """Bytes of the file the documents are read from (a ``_streamer`` of one verified file), else ``None``."""
-        from .derived import ReleaseOrDerived
-
-        if isinstance(self._streamer, (VerifiedDownload, ReleaseOrDerived)):
-            return self._streamer.path().stat().st_size
-        return None
+        return None if self._source_size is None else self._source_size()
 
     def _docstore_estimate(self) -> int | None:
         size = self.docs_source_size()
@@ -334,13 +320,10 @@ def iter_json_array(stream, source: str) -> Iterator[tuple[str, int, Any]]:
     if scanner.peek() == "]":
         scanner.expect("]", "']'")
     else:
-        index = 0
-        while True:
+        for index in itertools.count():
             scanner.peek()  # skip the whitespace before the element
-            position = scanner.where()
-            yield position, index, scanner.value(f"array element {index}")
-            index += 1
-            if scanner.expect(",]", f"',' or ']' after array element {index - 1}") == "]":
+            yield scanner.where(), index, scanner.value(f"array element {index}")
+            if scanner.expect(",]", f"',' or ']' after array element {index}") == "]":
                 break
     if scanner.peek():
         raise scanner.error("unexpected text after the end of the JSON array")
@@ -365,11 +348,8 @@ def iter_json_object_items(stream, source: str) -> Iterator[tuple[str, Any]]:
         raise scanner.error("unexpected text after the end of the JSON object")
 
 
-#: Counts of the suite's datasets, as ir_datasets keeps them for its own (``etc/metadata.json``), so that
-#: ``docs_count()``, ``queries_count()`` and ``qrels_count()`` answer before anything is downloaded. Only
-#: verified counts are recorded: counted from the real files (ComLQ, NegConstraint, the demo, NevIR's and
-#: ExcluIR's test sets) or stated by the paper (ExcluIR's corpus, BoolQuestions' questions, DuReader-retrieval);
-#: a count not recorded answers ``None`` until the docstore is built.
+#: Counts of the suite's datasets (``etc/metadata.json``, as ir_datasets keeps its own), answered before anything is
+#: downloaded: counted from the real files or stated by the paper; another answers ``None`` until the docstore is built.
 METADATA = MetadataProvider(MetadataProvider.json_loader(PackageDataFile("etc/metadata.json", package="ir_datasets_ext")))
 
 
@@ -378,13 +358,22 @@ def register(dataset_id: str, dataset) -> None:
     ir_datasets.registry.register(dataset_id, Dataset(MetadataComponent(dataset_id, dataset, METADATA), dataset))
 
 
-def register_family_roots(specs) -> list[str]:
+def register_subsets(family: str, docs, queries, qrels, documentation, qids_of, groups: dict,
+                     filtered_qrels=FilteredQrels) -> dict:
+    """Register ``<family>/<subset>`` for each ``{subset: key}`` of ``groups``: the queries ``qids_of(key)`` names,
+    their qrels, and ``documentation(subset)``; returns the subsets."""
+    subsets = {}
+    for subset, key in groups.items():
+        lazy_qids = functools.partial(qids_of, key)
+        subsets[subset] = Dataset(docs, FilteredQueries(queries, lazy_qids), filtered_qrels(qrels, lazy_qids),
+                                  documentation(subset))
+        register(f"{family}/{subset}", subsets[subset])
+    return subsets
+
+
+def register_family_roots(specs) -> None:
     """Register each benchmark's bare family id where its module registered none, as an entry holding its docs
-    YAML's ``_`` entry only (as ir_datasets' ``beir``: a family of several corpora); returns the ids registered."""
-    added = []
+    YAML's ``_`` entry only (as ir_datasets' ``beir``: a family of several corpora)."""
     for spec in specs:
-        if spec.name in ir_datasets.registry:
-            continue
-        register(spec.name, Dataset(Documentation(spec.docs)("_")))
-        added.append(spec.name)
-    return added
+        if spec.name not in ir_datasets.registry:
+            register(spec.name, Dataset(Documentation(spec.docs)("_")))

@@ -60,6 +60,8 @@ def data_origin_notes(records) -> list[str]:
     from ir_datasets_ext.derived import DataOrigin
 
     return [f"data: {DataOrigin.from_dict(record).describe()}" for record in records]
+
+
 def close_ids(dataset_id: str, names: list[str], cutoff: float) -> list[str]:
     """The (at most 3) ids of ``names`` closest to ``dataset_id`` in lower case; one differing in case only wins."""
     by_lower: dict[str, list[str]] = {}
@@ -121,19 +123,20 @@ def benchmark(dataset) -> Benchmark | None:
     return benchmark_of(dataset.dataset_id())
 
 
+def _query_field(dataset, field: str | None) -> str | None:
+    return field if field in getattr(dataset.queries_cls(), "_fields", ()) else None
+
+
 def breakdown_field(dataset) -> str | None:
     """The query field that splits a dataset into its subsets; None outside the suite or where its queries lack it."""
     spec = benchmark(dataset)
-    field = spec.breakdown.subset_field if spec is not None else None
-    return field if field in getattr(dataset.queries_cls(), "_fields", ()) else None
+    return _query_field(dataset, spec.breakdown.subset_field if spec is not None else None)
 
 
 def ordered_subsets(dataset, names) -> list[str]:
     """Subset names in the benchmark's own order; others after them, sorted."""
     spec = benchmark(dataset)
-    if spec is None:
-        return sorted(set(names))
-    return spec.ordered_subsets(names)
+    return sorted(set(names)) if spec is None else spec.ordered_subsets(names)
 
 
 def query_groups(dataset) -> dict[str, str]:
@@ -151,10 +154,8 @@ NEGATION, NO_NEGATION = "negation", "no negation"
 def negation_field(dataset) -> str | None:
     """The query field that marks a dataset's negation queries; None without a split or where its queries lack it."""
     spec = benchmark(dataset)
-    if spec is None or spec.breakdown.negation_split is None:
-        return None
-    field = spec.breakdown.negation_split[0]
-    return field if field in getattr(dataset.queries_cls(), "_fields", ()) else None
+    split = spec.breakdown.negation_split if spec is not None else None
+    return _query_field(dataset, split[0] if split is not None else None)
 
 
 def negation_groups(dataset) -> dict[str, str]:

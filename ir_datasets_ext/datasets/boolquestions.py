@@ -7,9 +7,10 @@ question gets :data:`CONFLICT_LABEL`, as in the authors' ``evaluate.py``; null n
 
 import functools
 import logging
+from dataclasses import dataclass
 from typing import NamedTuple
 
-from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
+from ir_datasets.datasets.base import Dataset, FilteredQrels
 from ir_datasets.formats import BaseQrels, TrecQrel
 
 from ..download import pinned_download
@@ -19,9 +20,11 @@ from ..util import (
     FormatError,
     StoredDocs,
     StreamedQueries,
+    file_size,
     iter_json_array,
     iter_jsonl,
     register,
+    register_subsets,
     validator,
 )
 
@@ -112,14 +115,6 @@ class _Question(NamedTuple):
             labels.setdefault(doc_id, -1)
         return labels.items()
 
-    def conflicts(self) -> int:
-        """Passages listed as both positive and negative."""
-        return len(set(self.positives) & set(self.negatives))
-
-    def repeated_negatives(self) -> int:
-        """Negative ids listed more than once (each extra listing counts)."""
-        return len(self.negatives) - len(set(self.negatives))
-
 
 def _id(value, source, where, field):
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -130,21 +125,13 @@ def _id(value, source, where, field):
 def _iter_records(streamer, source):
     """``(where, record)`` for each question of ``eval.json``, a JSON array or JSON lines."""
     with streamer.stream() as stream:
-        first = b""
-        while True:
-            chunk = stream.read(4096)
-            if not chunk:
-                break
-            first = chunk.lstrip()
-            if first:
-                break
+        first = next((chunk.lstrip() for chunk in iter(lambda: stream.read(4096), b"") if chunk.lstrip()), b"")
     with streamer.stream() as stream:
         if first[:1] == b"[":
             for position, index, record in iter_json_array(stream, source):
                 yield f"{position.rsplit(':', 1)[1]} (question {index})", record
         else:
-            for line_number, record in iter_jsonl(stream, source):
-                yield line_number, record
+            yield from iter_jsonl(stream, source)
 
 
 def iter_questions(streamer, source):
@@ -213,22 +200,20 @@ def _release_files(folder: str, has_titles: bool) -> dict:
 _FILES = {name: _release_files(folder, has_titles) for name, (folder, has_titles) in CORPORA.items()}
 
 
+@dataclass
 class _Counts:
-    """Counts over questions: null negative ids, questions with only null negatives, repeated negative
-    ids, and passages listed as both positive and negative (conflicts)."""
+    """What the qrels leave out or merge: null and repeated negative ids, passages listed as both (conflicts)."""
 
-    def __init__(self):
-        self.null_negatives = 0
-        self.null_only = 0
-        self.repeated_negatives = 0
-        self.conflicts = 0
+    null_negatives: int = 0
+    null_only: int = 0
+    repeated_negatives: int = 0
+    conflicts: int = 0
 
-    def add(self, question):
-        """Add one :class:`_Question`."""
+    def add(self, question: _Question):
         self.null_negatives += question.null_negatives
         self.null_only += bool(question.null_negatives and not question.negatives)
-        self.repeated_negatives += question.repeated_negatives()
-        self.conflicts += question.conflicts()
+        self.repeated_negatives += len(question.negatives) - len(set(question.negatives))  # each extra listing
+        self.conflicts += len(set(question.positives) & set(question.negatives))
 
 
 class BoolQuestionsQrels(BaseQrels):
@@ -258,13 +243,8 @@ class BoolQuestionsQrels(BaseQrels):
                             f"for a question, labelled {CONFLICT_LABEL}: positives, and negatives for "
                             f"NegRecall(conflict={CONFLICT_LABEL})")
 
-    def skipped_null_passages(self, query_ids=None) -> int:
-        """Number of negative contexts without a passage id (left out of the qrels)."""
-        return self.label_counts(query_ids).null_negatives
-
     def label_counts(self, query_ids=None) -> "_Counts":
-        """What the qrels of ``query_ids`` (default: all) leave out or merge: null and repeated negative ids, passages
-        listed as both."""
+        """The :class:`_Counts` of the questions ``query_ids`` (default: all)."""
         counts = _Counts()
         for question in iter_questions(self._streamer, self._source):
             if query_ids is None or question.query.query_id in query_ids:
@@ -279,9 +259,6 @@ class BoolQuestionsQrels(BaseQrels):
 
 
 class _FilteredBoolQrels(FilteredQrels):
-    def skipped_null_passages(self) -> int:
-        return self._qrels_handler.skipped_null_passages(self._lazy_qids())
-
     def label_counts(self) -> _Counts:
         return self._qrels_handler.label_counts(self._lazy_qids())
 
@@ -293,25 +270,23 @@ def _init():
         files = _FILES[name]
         folder, has_titles = CORPORA[name]
         docs = StoredDocs(BoolQuestionsDoc, store=f"{NAME}/docs-{name}", namespace=f"{NAME}/{name}",
-                          count_hint=MSMARCO_PASSAGES if name == "msmarco" else None, streamer=files["corpus"],
-                          read=functools.partial(iter_corpus, files["corpus"], f"{folder}/corpus.jsonl", has_titles))
+                          count_hint=MSMARCO_PASSAGES if name == "msmarco" else None,
+                          read=functools.partial(iter_corpus, files["corpus"], f"{folder}/corpus.jsonl", has_titles),
+                          source_size=file_size(files["corpus"]))
         queries = StreamedQueries(functools.partial(iter_queries, files["eval"], f"{folder}/eval.json"),
                                   BoolQuestionsQuery, f"{NAME}/{name}")
         qrels = BoolQuestionsQrels(files["eval"], name)
         bases[name] = Dataset(docs, queries, qrels, documentation(name))
         register(f"{NAME}/{name}", bases[name])
-        for question_type in QUESTION_TYPES:
-            def lazy_qids(queries=queries, question_type=question_type):
-                return frozenset(q.query_id for q in queries.queries_iter() if q.question_type == question_type)
 
-            subset = Dataset(
-                docs,
-                FilteredQueries(queries, lazy_qids),
-                _FilteredBoolQrels(qrels, lazy_qids),
-                documentation(f"{name}/{question_type}"),
-            )
-            subsets[f"{name}/{question_type}"] = subset
-            register(f"{NAME}/{name}/{question_type}", subset)
+        def qids_of(question_type, queries=queries):
+            return frozenset(q.query_id for q in queries.queries_iter() if q.question_type == question_type)
+
+        by_type = register_subsets(f"{NAME}/{name}", docs, queries, qrels,
+                                   lambda subset, name=name: documentation(f"{name}/{subset}"), qids_of,
+                                   {question_type: question_type for question_type in QUESTION_TYPES},
+                                   _FilteredBoolQrels)
+        subsets.update({f"{name}/{question_type}": subset for question_type, subset in by_type.items()})
     return bases, subsets
 
 

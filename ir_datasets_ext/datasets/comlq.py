@@ -9,8 +9,7 @@ import functools
 from collections import Counter
 from typing import NamedTuple
 
-from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
-from ir_datasets.formats import BaseQueries
+from ir_datasets.datasets.base import Dataset
 
 from ..download import ZipMember, pinned_download
 from ..spec import Baseline, Benchmark, Breakdown, Data, Measures, Paper, Protocol, read_reported, register_benchmark
@@ -19,9 +18,11 @@ from ..util import (
     FormatError,
     StoredDocs,
     StreamedQrels,
+    StreamedQueries,
     iter_beir_qrels,
     iter_jsonl,
     register,
+    register_subsets,
     require_fields,
 )
 
@@ -45,13 +46,8 @@ _LSNC_LABELLED = "LSNC(over='labelled')@100"
 
 
 def default_measures(dataset_id: str, qrels=None) -> tuple[list[str], list[str]]:
-    """ComLQ's measures: nDCG@10 (the paper's), RR@10 and R@100, and LSNC@100 where negatives are labelled.
-
-    LSNC@100 needs explicit negatives (relevance < 0), which the public release does not have: without
-    them a note says it was left out. On a dataset of negation queries only (``comlq/negation`` or one of
-    the five negation structures) it is averaged over all its queries, the paper's set; on one that mixes
-    in queries without negation (``comlq``), over the queries with a labelled negative, with a note.
-    """
+    """ComLQ's measures, plus LSNC@100 where the qrels hold explicit negatives (the release has none): over every
+    query of a dataset of negation queries only (the paper's set), else over the queries with a labelled negative."""
     measures = list(SPEC.measures.names)
     notes = []
     has_negatives = qrels is not None and any(rel < 0 for docs in qrels.values() for rel in docs.values())
@@ -186,53 +182,36 @@ def iter_docs(streamer):
             yield ComLQDoc(record["_id"], record["text"], doc_origin(record["_id"]))
 
 
-class ComLQQueries(BaseQueries):
-    def __init__(self, streamer, qrels: StreamedQrels):
-        super().__init__()
-        self._streamer = streamer
-        self._qrels = qrels
-
-    def queries_iter(self):
-        judged = self._judged_counts()
-        source = "dataset/queries.jsonl"
-        with self._streamer.stream() as stream:
-            for line_number, record in iter_jsonl(stream, source):
-                require_fields(record, ("_id", "text", "answer", "type"), source, line_number)
-                structure, suffix = parse_type(record["type"], source, line_number)
-                yield ComLQQuery(
-                    query_id=record["_id"],
-                    text=record["text"],
-                    answer=record["answer"],
-                    type=record["type"],
-                    structure=structure,
-                    num_evidence=suffix if suffix is not None else judged.get(record["_id"], 0),
-                    has_negation=structure in NEGATION_STRUCTURES,
-                    query=record["text"],
-                )
-
-    @functools.cache  # noqa: B019 - one queries object per registered dataset, kept for the process anyway
-    def _judged_counts(self) -> dict[str, int]:
-        """Judged passages per query, read from the qrels once (types without a suffix need it)."""
-        return dict(Counter(qrel.query_id for qrel in self._qrels.qrels_iter()))
-
-    def queries_cls(self):
-        return ComLQQuery
-
-    def queries_namespace(self):
-        return NAME
-
-    def queries_lang(self):
-        return "en"
+def iter_queries(streamer, judged_counts):
+    """The queries of ``queries.jsonl``; ``judged_counts()``: the judged passages per query (a type without a suffix
+    takes its evidence count from there)."""
+    judged = judged_counts()
+    source = "dataset/queries.jsonl"
+    with streamer.stream() as stream:
+        for line_number, record in iter_jsonl(stream, source):
+            require_fields(record, ("_id", "text", "answer", "type"), source, line_number)
+            structure, suffix = parse_type(record["type"], source, line_number)
+            yield ComLQQuery(
+                query_id=record["_id"],
+                text=record["text"],
+                answer=record["answer"],
+                type=record["type"],
+                structure=structure,
+                num_evidence=suffix if suffix is not None else judged.get(record["_id"], 0),
+                has_negation=structure in NEGATION_STRUCTURES,
+                query=record["text"],
+            )
 
 
 def _init():
     documentation = Documentation(f"docs/{NAME}.yaml")
     qrels_file = ZipMember(_RELEASE, "dataset/qrels/test.tsv")
     qrels = StreamedQrels(lambda: (q for _, q in iter_beir_qrels(qrels_file, "dataset/qrels/test.tsv")), QREL_DEFS)
-    queries = ComLQQueries(ZipMember(_RELEASE, "dataset/queries.jsonl"), qrels)
+    queries_file = ZipMember(_RELEASE, "dataset/queries.jsonl")
+    judged_counts = functools.cache(lambda: dict(Counter(qrel.query_id for qrel in qrels.qrels_iter())))
+    queries = StreamedQueries(lambda: iter_queries(queries_file, judged_counts), ComLQQuery, NAME)
     corpus = ZipMember(_RELEASE, "dataset/corpus.jsonl")
-    docs = StoredDocs(ComLQDoc, store=NAME, namespace=NAME, count_hint=11251, read=lambda: iter_docs(corpus),
-                      streamer=corpus)
+    docs = StoredDocs(ComLQDoc, store=NAME, namespace=NAME, count_hint=11251, read=lambda: iter_docs(corpus))
 
     base = Dataset(docs, queries, qrels, documentation("_"))
     register(NAME, base)
@@ -241,19 +220,8 @@ def _init():
     def qids_of(structures: tuple[str, ...]):
         return frozenset(q.query_id for q in queries.queries_iter() if q.structure in structures)
 
-    subsets = {}
-    groups = {s: (s,) for s in STRUCTURES}
-    groups["negation"] = NEGATION_STRUCTURES
-    for subset, structures in groups.items():
-        lazy_qids = lambda structures=structures: qids_of(structures)  # noqa: E731
-        subsets[subset] = Dataset(
-            docs,
-            FilteredQueries(queries, lazy_qids),
-            FilteredQrels(qrels, lazy_qids),
-            documentation(subset),
-        )
-        register(f"{NAME}/{subset}", subsets[subset])
-    return base, subsets
+    groups = {**{s: (s,) for s in STRUCTURES}, "negation": NEGATION_STRUCTURES}
+    return base, register_subsets(NAME, docs, queries, qrels, documentation, qids_of, groups)
 
 
 base, subsets = _init()

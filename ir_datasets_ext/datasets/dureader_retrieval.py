@@ -75,7 +75,6 @@ CMTEB_FILES = {
     "queries": pinned_download(BENCHMARK, "C-MTEB/DuRetrieval/data/queries-00000-of-00001-7c7edb40be6b560c.parquet"),
     "qrels": pinned_download(BENCHMARK, "C-MTEB/DuRetrieval-qrels/data/dev-00000-of-00001-d3c385852a7c0c9d.parquet"),
 }
-CMTEB_COLUMNS = {"corpus": ("id", "text"), "queries": ("id", "text"), "qrels": ("qid", "pid", "score")}
 
 
 class DuReaderDoc(NamedTuple):
@@ -98,15 +97,10 @@ class DuReaderQuery(NamedTuple):
 
 def _member_key(name: str) -> str | None:
     """The key of :data:`MEMBERS` a tar member stands for (with or without one leading folder)."""
-    name = name[2:] if name.startswith("./") else name
-    candidates = [name]
-    if "/" in name:
-        candidates.append(name.split("/", 1)[1])
-    for candidate in candidates:
-        for key, locations in MEMBERS.items():
-            if candidate in locations:
-                return key
-    return None
+    name = name.removeprefix("./")
+    candidates = (name, name.split("/", 1)[-1])  # the second: without the leading folder
+    return next((key for candidate in candidates for key, locations in MEMBERS.items() if candidate in locations),
+                None)
 
 
 @contextlib.contextmanager
@@ -216,36 +210,27 @@ def _passage_ids(map_path: Path):
     return lookup, leftover, stack
 
 
-class DuReaderCollection(StoredDocs):
-    def __init__(self, extract: BaselineExtract):
-        super().__init__(DuReaderDoc, store=f"{BENCHMARK}/docs-full", namespace=NAME, lang="zh", count_hint=8096668)
-        self._extract = extract
-
-    def docs_source_size(self) -> int:
-        """Bytes of the collection's parts (extracted from the tarball first when needed)."""
-        return sum(self._extract.path(part).stat().st_size for part in PARTS)
-
-    @ir_datasets.util.use_docstore
-    def docs_iter(self):
-        lookup, leftover, stack = _passage_ids(self._extract.path("passage2id.map.json"))
-        with stack:
-            global_line = 0
-            for part in PARTS:
-                with open(self._extract.path(part), "rb") as raw:
-                    text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-                    for line_number, line in enumerate(text, start=1):
-                        fields = line.rstrip("\r\n").split("\t")
-                        if len(fields) != 4:
-                            raise FormatError(
-                                f"{part}:{line_number}: expected 4 TAB-separated fields ('-', '', text, '0'), "
-                                f"found {len(fields)}")
-                        doc_id = lookup(global_line, f"{part}:{line_number}")
-                        global_line += 1
-                        yield DuReaderDoc(doc_id, fields[2])
-            extra = leftover()
-            if extra:
-                raise FormatError(f"passage2id.map.json: {len(extra)} id(s) for lines beyond the "
-                                  f"{global_line} passages of the collection (first: {extra[0]!r})")
+def iter_collection(extract: BaselineExtract):
+    """The passages of the collection's parts, their ids from ``passage2id.map.json``."""
+    lookup, leftover, stack = _passage_ids(extract.path("passage2id.map.json"))
+    with stack:
+        global_line = 0
+        for part in PARTS:
+            with open(extract.path(part), "rb") as raw:
+                text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+                for line_number, line in enumerate(text, start=1):
+                    fields = line.rstrip("\r\n").split("\t")
+                    if len(fields) != 4:
+                        raise FormatError(
+                            f"{part}:{line_number}: expected 4 TAB-separated fields ('-', '', text, '0'), "
+                            f"found {len(fields)}")
+                    doc_id = lookup(global_line, f"{part}:{line_number}")
+                    global_line += 1
+                    yield DuReaderDoc(doc_id, fields[2])
+        extra = leftover()
+        if extra:
+            raise FormatError(f"passage2id.map.json: {len(extra)} id(s) for lines beyond the "
+                              f"{global_line} passages of the collection (first: {extra[0]!r})")
 
 
 def iter_dev(extract: BaselineExtract):
@@ -311,22 +296,16 @@ def iter_parquet(download: VerifiedDownload, columns: tuple[str, ...]):
             row += 1
 
 
-def iter_cmteb_docs(download: VerifiedDownload):
-    for row, (doc_id, text) in iter_parquet(download, CMTEB_COLUMNS["corpus"]):
+def iter_cmteb_texts(download: VerifiedDownload, cls):
+    """The ``cls`` (:class:`DuReaderDoc` or :class:`DuReaderQuery`) of each ``(id, text)`` row of a C-MTEB file."""
+    for row, (record_id, text) in iter_parquet(download, ("id", "text")):
         if not isinstance(text, str):
             raise FormatError(f"{download.file}: row {row}: text is {type(text).__name__}, expected str")
-        yield DuReaderDoc(str(doc_id), text)
-
-
-def iter_cmteb_queries(download: VerifiedDownload):
-    for row, (query_id, text) in iter_parquet(download, CMTEB_COLUMNS["queries"]):
-        if not isinstance(text, str):
-            raise FormatError(f"{download.file}: row {row}: text is {type(text).__name__}, expected str")
-        yield DuReaderQuery(str(query_id), text)
+        yield cls(str(record_id), text)
 
 
 def iter_cmteb_qrels(download: VerifiedDownload):
-    for row, (qid, pid, score) in iter_parquet(download, CMTEB_COLUMNS["qrels"]):
+    for row, (qid, pid, score) in iter_parquet(download, ("qid", "pid", "score")):
         try:
             relevance = int(score)
         except (TypeError, ValueError):
@@ -337,7 +316,9 @@ def iter_cmteb_qrels(download: VerifiedDownload):
 def _init():
     documentation = Documentation("docs/dureader_retrieval.yaml")
     extract = BaselineExtract(_TARBALL)
-    collection = DuReaderCollection(extract)
+    collection = StoredDocs(DuReaderDoc, store=f"{BENCHMARK}/docs-full", namespace=NAME, lang="zh",
+                            count_hint=8096668, read=lambda: iter_collection(extract),
+                            source_size=lambda: sum(extract.path(part).stat().st_size for part in PARTS))
     base = Dataset(collection, documentation("_"))
     register(NAME, base)
     subsets = {
@@ -345,9 +326,9 @@ def _init():
                        StreamedQrels(lambda: iter_dev_qrels(extract), QREL_DEFS), documentation("dev")),
         "dev-100k": Dataset(StoredDocs(DuReaderDoc, store=f"{BENCHMARK}/docs-c-mteb", namespace=f"{NAME}/c-mteb",
                                        lang="zh", count_hint=100001,
-                                       read=lambda: iter_cmteb_docs(CMTEB_FILES["corpus"])),
-                            StreamedQueries(lambda: iter_cmteb_queries(CMTEB_FILES["queries"]), DuReaderQuery, NAME,
-                                            "zh"),
+                                       read=lambda: iter_cmteb_texts(CMTEB_FILES["corpus"], DuReaderDoc)),
+                            StreamedQueries(lambda: iter_cmteb_texts(CMTEB_FILES["queries"], DuReaderQuery),
+                                            DuReaderQuery, NAME, "zh"),
                             StreamedQrels(lambda: iter_cmteb_qrels(CMTEB_FILES["qrels"]), QREL_DEFS),
                             documentation("dev-100k")),
     }

@@ -19,6 +19,7 @@ from ..util import (
     StoredDocs,
     StreamedQrels,
     StreamedQueries,
+    file_size,
     iter_json_array,
     register,
     validator,
@@ -74,19 +75,14 @@ class ExcluIRQuery(NamedTuple):
 
 
 def _index(value, source, position, field):
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not value.isdigit()):
-        raise FormatError(f"{source}:{position}: {field} holds {value!r}, expected a non-negative document index")
-    if isinstance(value, int) and value < 0:
+    if not (isinstance(value, str) and value.isdigit() or type(value) is int and value >= 0):
         raise FormatError(f"{source}:{position}: {field} holds {value!r}, expected a non-negative document index")
     return str(int(value))
 
 
 def iter_excluir_queries(streamer, source="test_manual_final.json"):
-    """Yield :class:`ExcluIRQuery` from a ``test_manual_final.json`` stream, validating each object.
-
-    Only ``RQ_rewrite`` and ``corpus_sub_index`` are read; other fields (``question0``, those a derived copy
-    adds) are ignored.
-    """
+    """Yield :class:`ExcluIRQuery` from a ``test_manual_final.json`` stream, validating the two fields it reads
+    (``RQ_rewrite``, ``corpus_sub_index``)."""
     if isinstance(streamer, ReleaseOrDerived):
         source = streamer.file
     with streamer.stream() as stream:
@@ -137,7 +133,7 @@ def iter_qrels(streamer):
 def _init():
     documentation = Documentation(f"docs/{NAME}.yaml")
     docs = StoredDocs(ExcluIRDoc, store=NAME, namespace=NAME, count_hint=90406, read=lambda: iter_corpus(_CORPUS),
-                      streamer=_CORPUS)
+                      source_size=file_size(_CORPUS))
     base = Dataset(docs, documentation("_"))
     register(NAME, base)
     test = Dataset(docs, StreamedQueries(lambda: iter_excluir_queries(_TEST), ExcluIRQuery, NAME),

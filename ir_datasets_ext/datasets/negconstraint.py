@@ -12,7 +12,7 @@ import json
 import re
 from typing import NamedTuple
 
-from ir_datasets.datasets.base import Dataset, FilteredQrels, FilteredQueries
+from ir_datasets.datasets.base import Dataset, FilteredQueries
 
 from ..download import ZipMember, pinned_download
 from ..spec import Benchmark, Breakdown, Data, Measures, Paper, Protocol, read_reported, register_benchmark
@@ -25,6 +25,7 @@ from ..util import (
     iter_beir_qrels,
     iter_jsonl,
     register,
+    register_subsets,
     require_fields,
 )
 
@@ -137,10 +138,8 @@ def iter_corpus_ids(corpus):
 
 
 def iter_qrels(qrels_file, known_ids):
-    """The judgements of ``test.tsv`` (CRLF lines); a row naming a passage or a query the release lacks is refused.
-
-    ``known_ids()`` gives the passage ids and the query ids of the release.
-    """
+    """The judgements of ``test.tsv`` (CRLF lines); a row naming a passage or a query the release lacks
+    (``known_ids()``: its passage ids and query ids) is refused."""
     doc_ids, query_ids = known_ids()
     for line_number, qrel in iter_beir_qrels(qrels_file, QRELS):
         if qrel.doc_id not in doc_ids:
@@ -153,8 +152,7 @@ def iter_qrels(qrels_file, known_ids):
 def open_release(release) -> tuple[StoredDocs, StreamedQueries, StreamedQrels]:
     """The documents, all queries and the judgements of a NegConstraint zip (``release``: a streamer of the zip)."""
     corpus, queries_file, qrels_file = (ZipMember(release, member) for member in (CORPUS, QUERIES, QRELS))
-    docs = StoredDocs(NegConstraintDoc, store=NAME, namespace=NAME, count_hint=3946, read=lambda: iter_docs(corpus),
-                      streamer=corpus)
+    docs = StoredDocs(NegConstraintDoc, store=NAME, namespace=NAME, count_hint=3946, read=lambda: iter_docs(corpus))
     queries = StreamedQueries(lambda: iter_queries(queries_file), NegConstraintQuery, NAME)
 
     @functools.cache
@@ -180,12 +178,7 @@ def _init():
     def qids_of(kind: str):
         return frozenset(q.query_id for q in judged.queries_iter() if q.constraint == kind)
 
-    subsets = {}
-    for kind in CONSTRAINTS:
-        lazy_qids = lambda kind=kind: qids_of(kind)  # noqa: E731
-        subsets[kind] = Dataset(docs, FilteredQueries(judged, lazy_qids), FilteredQrels(qrels, lazy_qids),
-                                documentation(kind))
-        register(f"{NAME}/{kind}", subsets[kind])
+    subsets = register_subsets(NAME, docs, judged, qrels, documentation, qids_of, {kind: kind for kind in CONSTRAINTS})
     subsets["all-queries"] = Dataset(docs, all_queries, qrels, documentation("all-queries"))
     register(f"{NAME}/all-queries", subsets["all-queries"])
     return base, subsets

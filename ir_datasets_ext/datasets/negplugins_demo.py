@@ -1,15 +1,11 @@
-"""A small embedded demo dataset: exclusion, negation-pair and Boolean queries with explicit negatives.
-
-Written for this project and shipped inside the package, so ``negplugins demo`` runs with no network
-and no downloaded data. It mirrors the shapes of the real benchmarks: ExcluIR-style exclusion queries
-(one positive, one negative), NevIR-style negation pairs (two queries over two documents with mirrored
-labels) and BoolQuestions-style AND / OR / NOT questions (several positives and negatives).
+"""A small demo dataset shipped inside the package (``negplugins demo`` needs no network): ExcluIR-style exclusion
+queries, NevIR-style negation pairs and BoolQuestions-style AND / OR / NOT questions, with explicit negatives.
 """
 
 import io
+import pkgutil
 from typing import NamedTuple
 
-import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import TrecQrel
 from ir_datasets.util import PackageDataFile
@@ -70,22 +66,11 @@ class DemoQuery(NamedTuple):
         return self.text
 
 
-class DemoDocs(StoredDocs):
-    def __init__(self, streamer):
-        super().__init__(DemoDoc, store=NAME, namespace=NAME, count_hint=36)
-        self._streamer = streamer
-
-    def docs_source_size(self) -> int:
-        """Bytes of the packaged ``docs.jsonl``."""
-        with self._streamer.stream() as stream:
-            return len(stream.read())
-
-    @ir_datasets.util.use_docstore
-    def docs_iter(self):
-        with self._streamer.stream() as stream:
-            for line_number, record in iter_jsonl(stream, "negplugins-demo/docs.jsonl"):
-                require_fields(record, ("doc_id", "text"), "negplugins-demo/docs.jsonl", line_number)
-                yield DemoDoc(record["doc_id"], record["text"])
+def iter_docs(streamer):
+    with streamer.stream() as stream:
+        for line_number, record in iter_jsonl(stream, "negplugins-demo/docs.jsonl"):
+            require_fields(record, ("doc_id", "text"), "negplugins-demo/docs.jsonl", line_number)
+            yield DemoDoc(record["doc_id"], record["text"])
 
 
 def iter_queries(streamer):
@@ -113,8 +98,10 @@ def _init():
     def data(name):
         return PackageDataFile(f"etc/{NAME}/{name}", package="ir_datasets_ext")
 
-    queries, qrels = data("queries.jsonl"), data("qrels.tsv")
-    base = Dataset(DemoDocs(data("docs.jsonl")), StreamedQueries(lambda: iter_queries(queries), DemoQuery, NAME),
+    docs, queries, qrels = data("docs.jsonl"), data("queries.jsonl"), data("qrels.tsv")
+    base = Dataset(StoredDocs(DemoDoc, store=NAME, namespace=NAME, count_hint=36, read=lambda: iter_docs(docs),
+                              source_size=lambda: len(pkgutil.get_data("ir_datasets_ext", docs.path()))),
+                   StreamedQueries(lambda: iter_queries(queries), DemoQuery, NAME),
                    StreamedQrels(lambda: iter_qrels(qrels), QREL_DEFS), documentation("_"))
     register(NAME, base)
     return base

@@ -5,6 +5,7 @@ by ``doc1`` only, ``q2`` by ``doc2`` only; ids as MTEB's copy (``1000-2_q1``, ``
 each query's two candidates. Offline, ``nevir/test`` reads a derived copy where the release is absent.
 """
 
+import functools
 import logging
 from typing import NamedTuple
 
@@ -20,6 +21,7 @@ from ..util import (
     StoredDocs,
     StreamedQrels,
     StreamedQueries,
+    file_size,
     iter_json_array,
     iter_jsonl,
     register,
@@ -89,10 +91,8 @@ PAIR_COUNTS = {"train": 948, "dev": 225, "test": 1383}
 CANDIDATE_SCORE = 0.0  # scoreddocs carry no ranking: every candidate has this score
 
 
-#: The NevIR test pairs as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them (provenance:
-#: ../shared/data/nevir/SOURCES.md in the suite's reference material): checked there against MTEB's NevIR
-#: statistics (2,766 queries, 2,763 distinct texts, 187,891 query characters); its pair order and bytes differ from
-#: the release's.
+#: The NevIR test pairs as github.com/AdamF-Optimizer/IR_llm_negation_rewriting saved them, in another pair order
+#: than the release's (provenance, and its check against MTEB's NevIR statistics: ../shared/data/nevir/SOURCES.md).
 DERIVED_TEST = DataOrigin.pinned(NAME, "derived/NevIR_test_final.json")
 
 
@@ -139,11 +139,8 @@ def _records(streamer, source):
 
 
 def iter_pairs(streamer, source, warn=True):
-    """Yield :class:`NevIRPair` for each row of a NevIR split file, validating fields and ids.
-
-    Only the release's fields are read (``id``, ``q1``, ``q2``, ``doc1``, ``doc2``); any other field, such as those
-    the derived copy adds, is ignored. ``warn``: log the rows without ``id`` after the pass.
-    """
+    """Yield :class:`NevIRPair` for each row of a NevIR split file, validating its fields (others, such as those the
+    derived copy adds, are ignored); ``warn``: log the rows without ``id`` after the pass."""
     if isinstance(streamer, ReleaseOrDerived):
         source = streamer.file
     seen = set()
@@ -169,12 +166,9 @@ def iter_pairs(streamer, source, warn=True):
                         "1000-2_q1), so runs on them are not comparable with MTEB's")
 
 
-def _read_quietly(streamer, source):
-    return iter_pairs(streamer, source, warn=False)
-
-
 #: Each split's file; a release file, trusted on first use, is read whole before its hash is recorded.
-_FILES = {split: pinned_download(NAME, file, validate=validator(_read_quietly)) for split, file in SPLITS.items()}
+_FILES = {split: pinned_download(NAME, file, validate=validator(functools.partial(iter_pairs, warn=False)))
+          for split, file in SPLITS.items()}
 _FILES["test"] = ReleaseOrDerived(_FILES["test"], DERIVED_TEST)
 
 
@@ -214,9 +208,6 @@ class NevIRScoredDocs(BaseScoredDocs):
                 yield GenericScoredDoc(f"{p}_{query}", f"{p}_doc1", CANDIDATE_SCORE)
                 yield GenericScoredDoc(f"{p}_{query}", f"{p}_doc2", CANDIDATE_SCORE)
 
-    def scoreddocs_cls(self):
-        return GenericScoredDoc
-
     def scoreddocs_count(self):
         return None
 
@@ -232,7 +223,7 @@ def _init():
         subsets[split] = Dataset(
             StoredDocs(NevIRDoc, store=f"{NAME}/docs-{split}", namespace=f"{NAME}/{split}",
                        count_hint=2 * PAIR_COUNTS[split], read=lambda files=files, split=split: iter_docs(files, split),
-                       streamer=files),
+                       source_size=file_size(files)),
             StreamedQueries(lambda files=files, split=split: iter_queries(files, split), NevIRQuery, f"{NAME}/{split}"),
             StreamedQrels(lambda files=files, split=split: iter_qrels(files, split), QREL_DEFS),
             NevIRScoredDocs(files, split),

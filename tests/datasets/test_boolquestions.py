@@ -23,7 +23,7 @@ def test_msmarco_json_array(mirror):
                                    "3": {"12": 1, "10": -1}, "4": {"13": 1, "14": -1},
                                    "5": {"15": boolquestions.CONFLICT_LABEL, "11": -1}, "6": {"13": -1}, "7": {"14": 1}}
     assert len(list(dataset.qrels_iter())) == 12  # one row per passage: the conflict and the repeat once each
-    assert dataset.qrels_handler().skipped_null_passages() == 2
+    assert dataset.qrels_handler().label_counts().null_negatives == 2
     counts = dataset.qrels_handler().label_counts()
     assert (counts.null_negatives, counts.null_only, counts.repeated_negatives, counts.conflicts) == (2, 1, 1, 1)
     assert dataset.qrels_defs()[boolquestions.CONFLICT_LABEL].startswith("Listed by the release among both")
@@ -37,7 +37,7 @@ def test_nq_json_lines_titles_and_subsets(mirror):
     dataset = ir_datasets.load("boolquestions/nq")
     assert [q.query_id for q in dataset.queries_iter()] == ["nq1", "nq2", "nq3"]
     assert qrels_dict(dataset)["nq3"] == {"103": 1, "102": -1}
-    assert dataset.qrels_handler().skipped_null_passages() == 2
+    assert dataset.qrels_handler().label_counts().null_negatives == 2
     doc = dataset.docs_store().get("102")
     assert (doc.title, doc.text, doc.default_text()) == ("Title 102", "nq passage 102", "Title 102 nq passage 102")
     sizes = {}
@@ -48,8 +48,8 @@ def test_nq_json_lines_titles_and_subsets(mirror):
         assert {q.query_id for q in subset.qrels_iter()} == {q.query_id for q in queries}
         sizes[question_type] = len(queries)
     assert sizes == {"and": 1, "or": 1, "not": 1}
-    assert ir_datasets.load("boolquestions/nq/not").qrels_handler().skipped_null_passages() == 2
-    assert ir_datasets.load("boolquestions/nq/and").qrels_handler().skipped_null_passages() == 0
+    assert ir_datasets.load("boolquestions/nq/not").qrels_handler().label_counts().null_negatives == 2
+    assert ir_datasets.load("boolquestions/nq/and").qrels_handler().label_counts().null_negatives == 0
     msmarco_not = ir_datasets.load("boolquestions/msmarco/not")
     assert [q.query_id for q in msmarco_not.queries_iter()] == ["3", "4", "5"]
     assert {(q.query_id, q.doc_id, q.relevance) for q in msmarco_not.qrels_iter()} == {

@@ -5,11 +5,12 @@ import zipfile
 
 import ir_datasets
 import pytest
+from ir_datasets.util.download import LocalDownload
 
 import ir_datasets_ext
 from ir_datasets_ext.datasets import negconstraint
 from ir_datasets_ext.download import ChecksumError
-from ir_datasets_ext.util import FormatError, LocalFile
+from ir_datasets_ext.util import FormatError
 
 CORPUS = [{"_id": "10000", "text": "Aaron was the brother of Moses."},
           {"_id": "10001", "text": "Aalborg is a city in Denmark."},
@@ -36,7 +37,7 @@ def write_release(path, corpus=None, queries=None, qrels=QRELS):
 
 
 def _release(tmp_path, **files):
-    return negconstraint.open_release(LocalFile(write_release(tmp_path / "NegConstraint.zip", **files)))
+    return negconstraint.open_release(LocalDownload(write_release(tmp_path / "NegConstraint.zip", **files), mkdir=False))
 
 
 def test_records_of_a_small_release(tmp_path):
