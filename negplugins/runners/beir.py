@@ -114,12 +114,11 @@ class CrossEncoderModel:
     """A sentence-transformers ``CrossEncoder`` with the ``predict(pairs, batch_size)`` BEIR's ``Rerank`` calls: BEIR's
     own wrapper passes ``sentences=``, which sentence-transformers 6 deprecates, and always shows a progress bar."""
 
-    def __init__(self, model: str, max_length: int | None = None, device: str | None = None,
-                 local_files_only: bool = True):
+    def __init__(self, model: str, max_length: int | None = None, device: str | None = None):
         from sentence_transformers.cross_encoder import CrossEncoder
 
         given = {"max_length": max_length, "device": device}
-        self.model = CrossEncoder(model, local_files_only=local_files_only, **{k: v for k, v in given.items() if v})
+        self.model = CrossEncoder(model, local_files_only=True, **{k: v for k, v in given.items() if v})
 
     def predict(self, sentences, batch_size: int = 32, show_progress_bar: bool = False):
         """Scores of ``[(query, document), ...]`` pairs, as a list of floats."""
@@ -141,8 +140,7 @@ def beir_rerank(dataset_id: str, first_stage: str | os.PathLike, output: str | o
         check_int(max_length, "--max-length", 1, MAX_LENGTH)
     check_run_output(output, inputs=[first_stage], force=force)
     _require_beir()
-    run = read_run(first_stage)
-    run = check_results(run, dataset_id, check_docs=True, source=str(first_stage))
+    run = check_results(read_run(first_stage), dataset_id, check_docs=True, source=str(first_stage))
     dataset = datasets.load(dataset_id)
     ref, load_from, record = _model(model, max_length, pair=True)
 

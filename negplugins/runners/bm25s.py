@@ -4,7 +4,7 @@ preset ``comlq-authors``; scoring, tokenization and the order of hits: docs/runn
 from __future__ import annotations
 
 import os
-from importlib import metadata as _importlib_metadata
+from importlib import metadata
 
 from .. import datasets
 from ..errors import UserError
@@ -102,13 +102,6 @@ def _ranked_hits(model, tokens: list[str], doc_ids: list[str], hits: int) -> lis
     return [(doc_id, score) for score, doc_id in written[:hits]]
 
 
-def _version(package: str) -> str | None:
-    try:
-        return _importlib_metadata.version(package)
-    except _importlib_metadata.PackageNotFoundError:
-        return None
-
-
 def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
                  method: str | None = None, stemmer: str | None = None, stopwords: str | None = None,
                  hits: int | None = None, preset: str | None = None, run_tag: str | None = None,
@@ -142,7 +135,8 @@ def bm25s_search(dataset_id: str, output: str | os.PathLike, *, k1: float | None
             yield query_id, ranked
 
     parameters = {**settings, "token_pattern": TOKEN_PATTERN, "lowercase": True, "dtype": "float64",
-                  "documents": len(doc_ids), "bm25s": _version("bm25s"), "PyStemmer": _version("PyStemmer")}
+                  "documents": len(doc_ids), "bm25s": metadata.version("bm25s"),
+                  "PyStemmer": metadata.version("PyStemmer")}
     system = (f"BM25 (bm25s {settings['method']}) k1={settings['k1']:g} b={settings['b']:g}, "
               f"stemmer {settings['stemmer']}, stop words {settings['stopwords']}"
               + (f", preset {preset}" if preset else ""))

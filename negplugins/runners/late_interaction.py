@@ -8,8 +8,13 @@ import string
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
+from .._compat.fast_tokenizer import TokenRows, token_rows
 from ..errors import UserError
 from ..io.jsonfile import read_json
+from ..options import progress_bar
+from .encoding_pipeline import EncodingPipeline
 from .model_refs import ModelRef, load_error, model_load_errors, quiet_transformers
 
 #: ColBERT's (and PyLate's) default lengths, in tokens, special tokens and the marker included.
@@ -17,8 +22,6 @@ COLBERT_DEFAULTS = {"query_maxlen": 32, "doc_maxlen": 180, "attend_to_mask_token
 #: The markers Stanford ColBERT puts in BERT's unused vocabulary slots (query, document).
 STANFORD_MARKERS = ("[unused0]", "[unused1]")
 
-_METADATA = "artifact.metadata"
-_ST_CONFIG = "config_sentence_transformers.json"
 _MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _CHUNK_DOCS = 1024  # distinct documents whose token vectors are held at once
 
@@ -32,29 +35,19 @@ def _json(path: Path) -> dict | None:
     return value
 
 
-def _architectures(path: Path) -> list[str]:
-    config = _json(path / "config.json") or {}
-    names = config.get("architectures") or []
-    return [str(name) for name in names] if isinstance(names, list) else []
-
-
-def is_colbert_folder(path: str | Path) -> bool:
-    """Whether a model folder is a Stanford ColBERT checkpoint or a PyLate folder."""
-    return colbert_settings(path)["source"] != "defaults"
-
-
 def colbert_settings(path: str | Path) -> dict:
     """The markers, lengths and flags of a model folder, and where they came from (``source``)."""
     path = Path(path)
     settings = {"query_marker": None, "doc_marker": None, **COLBERT_DEFAULTS, "source": "defaults"}
-    metadata = _json(path / _METADATA)
-    if metadata is not None or "HF_ColBERT" in _architectures(path):
+    metadata = _json(path / "artifact.metadata")
+    architectures = (_json(path / "config.json") or {}).get("architectures")
+    if metadata is not None or (isinstance(architectures, list) and "HF_ColBERT" in architectures):
         metadata = metadata or {}
         settings.update(source="stanford", query_marker=metadata.get("query_token_id", STANFORD_MARKERS[0]),
                         doc_marker=metadata.get("doc_token_id", STANFORD_MARKERS[1]))
         settings.update({key: metadata[key] for key in COLBERT_DEFAULTS if metadata.get(key) is not None})
         return settings
-    st = _json(path / _ST_CONFIG) or {}
+    st = _json(path / "config_sentence_transformers.json") or {}
     if "query_length" in st or "document_length" in st:
         settings.update(source="pylate", query_marker=st.get("query_prefix", "[Q] ") or None,
                         doc_marker=st.get("document_prefix", "[D] ") or None)
@@ -265,9 +258,6 @@ class ColbertScorer:
     def encode_documents(self, texts: list[str]) -> list:
         """Token vectors of each document, ``(tokens kept, dim)`` tensors: no padding, no punctuation if masked;
         batches of at most ``batch_size x doc_maxlen`` padded tokens, sorted by length."""
-        from .._compat.fast_tokenizer import token_rows
-        from .encoding_pipeline import EncodingPipeline
-
         tokenize = token_rows(self.tokenizer, self.doc_maxlen - (self.doc_marker_id is not None), False)
         if self.doc_marker_id is not None:
             tokenize = _with_marker(tokenize, self.doc_marker_id)
@@ -290,8 +280,6 @@ class ColbertScorer:
         """MaxSim of each pair; each distinct query and document is encoded once."""
         import torch
 
-        from ..options import progress_bar
-
         queries = sorted({q for q, _ in pairs})
         encoded = dict(zip(queries, self.encode_queries(queries)))
         by_doc: dict[str, list[int]] = defaultdict(list)
@@ -311,10 +299,6 @@ class ColbertScorer:
 
 def _with_marker(tokenize, marker_id: int):
     """``tokenize`` with ColBERT's marker inserted after each text's first token (``[CLS]``), as ``_ids`` does."""
-    import numpy as np
-
-    from .._compat.fast_tokenizer import TokenRows
-
     def call(texts: list[str]) -> TokenRows:
         rows = tokenize(texts)
         if (rows.lengths == 0).any():

@@ -112,12 +112,6 @@ def _expected_manifest(dataset_id: str, language: str) -> dict:
             "pyserini": metadata.version("pyserini")}
 
 
-def _stored(manifest: dict) -> tuple[str, ...]:
-    """What an index of the suite stores beyond postings (indexes without ``stored`` are full ones)."""
-    stored = manifest.get("stored", list(STORED))
-    return tuple(item for item in STORED if isinstance(stored, list) and item in stored)
-
-
 def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, threads: int = 1,
                  rebuild: bool = False, verbose: bool = False, slim: bool = False,
                  reuse_slim: bool = False) -> tuple[Path, bool]:
@@ -138,7 +132,8 @@ def lucene_index(dataset_id: str, index: str | os.PathLike | None = None, thread
                             f"remove it or choose another --index")
         if rebuild or existing is None or {k: existing.get(k) for k in expected} != expected:
             return False
-        if not (reuse_slim or set(_stored(existing)) >= set(wanted)):
+        stored = existing.get("stored", list(STORED))  # indexes without "stored" are full ones
+        if not (reuse_slim or all(isinstance(stored, list) and item in stored for item in wanted)):
             return False
         damaged = damage(path, existing.get("files"))
         if damaged:  # a cache of the suite: rebuilt, with a word about why

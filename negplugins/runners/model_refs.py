@@ -18,8 +18,7 @@ from ..io.sidecars import file_sha256
 #: Display name of the packaged default model.
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 #: Names that mean the packaged default model (as does giving no model at all).
-DEFAULT_MODEL_ALIASES = ("default", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
-_DEFAULT_ALIASES = {None, "", *DEFAULT_MODEL_ALIASES}
+_DEFAULT_ALIASES = {None, "", "default", DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}"}
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx")
 #: Files of a model folder that never change what it computes (documentation, pictures); every other file counts.
 _NOT_MODEL_FILES = re.compile(r"(readme|licen[cs]e|notice|citation|changelog)([._-].*)?|.*\.(md|png|jpe?g|gif|svg)",
@@ -215,14 +214,9 @@ def model_files_state(path: str | os.PathLike) -> tuple:
 
 def model_load_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean a model's files are missing, unreadable or of another kind (anything else is a bug)."""
-    errors: list[type[BaseException]] = [OSError, ValueError, RuntimeError]
-    try:
-        from safetensors import SafetensorError
+    from safetensors import SafetensorError
 
-        errors.append(SafetensorError)
-    except ImportError:  # pragma: no cover - safetensors comes with transformers
-        pass
-    return tuple(errors)
+    return OSError, ValueError, RuntimeError, SafetensorError
 
 
 def load_error(ref: ModelRef, error: BaseException, what: str) -> UserError:
@@ -230,11 +224,8 @@ def load_error(ref: ModelRef, error: BaseException, what: str) -> UserError:
 
 
 def quiet_transformers() -> None:
-    try:
-        from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-    except Exception:  # pragma: no cover - logging tweaks are best effort
-        pass
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
 

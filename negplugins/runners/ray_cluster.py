@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import re
+import socket
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -124,8 +125,6 @@ def session(engine: RayEngine):
 
 def check_reachable(address: str, timeout: float = 10.0) -> None:
     """Fail at once on a ``HOST:PORT`` nobody answers at (Ray itself would retry for minutes)."""
-    import socket
-
     match = re.fullmatch(r"\[?([^\[\]/]+?)\]?:(\d+)", address.strip())
     if match is None:  # auto, ray://..., an environment's address: left to Ray
         return

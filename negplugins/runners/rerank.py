@@ -17,9 +17,11 @@ from ..io.trec import ranked, read_run
 from ..options import MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, check_int, progress_bar
 from . import ray_engine
 from .common import pyserini_topic_order
+from .dense_index_format import reusable_passage_index
 from .encoders import SentenceEncoder, encode_texts
 from .encoding_settings import check_token_limit, model_defaults
-from .late_interaction import ColbertScorer, is_colbert_folder
+from .faiss_search import stored_passage_vectors
+from .late_interaction import ColbertScorer, colbert_settings
 from .model_refs import ModelRef, load_error, model_load_errors, quiet_transformers, resolve_model
 
 RERANKERS = ("cross-encoder", "monot5", "bi-encoder", "colbert")
@@ -30,7 +32,7 @@ MONOT5_TEMPLATE = "Query: {query} Document: {document} Relevant:"
 def detect_reranker(ref: ModelRef) -> str:
     """The reranker kind of a model folder: ColBERT checkpoint, encoder-decoder (monoT5),
     ``...ForSequenceClassification`` (cross-encoder), else bi-encoder."""
-    if is_colbert_folder(ref.path):
+    if colbert_settings(ref.path)["source"] != "defaults":
         return "colbert"
     try:
         from transformers import AutoConfig
@@ -63,8 +65,7 @@ class _PairScorer:
         except model_load_errors() as error:
             raise load_error(ref, error, self.what) from None
         self.model.eval()
-        limit = max_length or min(getattr(self.tokenizer, "model_max_length", None) or 512, 512)
-        self.limit = int(limit)
+        self.limit = int(max_length or min(getattr(self.tokenizer, "model_max_length", None) or 512, 512))
 
     def score(self, pairs: list[tuple[str, str]], progress: bool | None = False) -> list[float]:
         """The score of each pair; ``progress`` shows a bar over the pairs."""
@@ -104,9 +105,9 @@ class MonoT5Scorer(_PairScorer):
 
     auto_model, what = "AutoModelForSeq2SeqLM", "monoT5 (sequence-to-sequence) model"
 
-    def __init__(self, ref, batch_size, max_length=None, true_token="true", false_token="false"):
+    def __init__(self, ref, batch_size, max_length=None):
         super().__init__(ref, batch_size, max_length)
-        self.token_ids = [self._single_token(true_token), self._single_token(false_token)]
+        self.token_ids = [self._single_token("true"), self._single_token("false")]
         start = self.model.config.decoder_start_token_id
         if start is None:
             start = self.tokenizer.pad_token_id
@@ -178,9 +179,6 @@ def make_scorer(ref: ModelRef, kind: str, batch_size: int = RERANK_DEFAULTS["bat
 def _stored_passages(dataset_id, ref, settings, *, index, wanted, doc_texts) -> tuple[dict, dict]:
     """``(document text -> stored vector, the sidecar's index record)`` from the dense index ``index``, which the
     bi-encoder with ``settings`` must be able to reuse (else a UserError with the reason)."""
-    from .dense_index_format import reusable_passage_index
-    from .faiss_search import stored_passage_vectors
-
     path, why = reusable_passage_index(dataset_id, ref, settings, index)
     if path is None:
         raise UserError(f"--index {why or f'{index}: no dense index there'}; leave out --index to encode the "

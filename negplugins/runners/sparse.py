@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import datasets
 from .._compat import jvm
+from .._compat.fast_tokenizer import token_rows
 from ..errors import UserError
 from ..io.files import MARKER, atomic_directory, check_folder_output, output_lock, scratch_directory
 from ..io.integrity import damage, file_records
@@ -23,6 +24,7 @@ from ..io.outputs import check_replaceable_file, check_run_output, write_file_ou
 from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
 from ..options import DEFAULT_HITS, MAX_BATCH_SIZE, MAX_HITS, MAX_LENGTH, MAX_THREADS, check_float, check_int
 from .common import MANIFEST, default_index_path, pyserini_topic_order, read_manifest
+from .encoding_pipeline import EncodingPipeline, TorchForward
 from .encoding_settings import token_limits
 from .lucene_index import anserini_indexer, check_lucene_folder, open_lucene, search_batches
 from .model_refs import ModelRef, load_error, model_load_errors, quiet_transformers, resolve_model
@@ -96,9 +98,6 @@ class SparseEncoder:
     def weights(self, texts: list[str], max_length: int, batch_size: int, bar=None):
         """Unquantized ``float32`` weights of shape ``(vocabulary,)``, one per text, in order; batches of at most
         ``batch_size x max_length`` padded tokens, sorted by length."""
-        from .._compat.fast_tokenizer import token_rows
-        from .encoding_pipeline import EncodingPipeline, TorchForward
-
         pipeline = EncodingPipeline(token_rows(self.tokenizer, max_length, False), TorchForward(self._pooled,
                                     self.device), token_budget=max(1, batch_size) * max_length,
                                     row_shape=(self.vocab_size,), pad_id=self.tokenizer.pad_token_id,
@@ -146,8 +145,6 @@ def default_splade_index_path(dataset_id: str, model: ModelRef) -> Path:
 
 
 class SparseIndex(NamedTuple):
-    """Outcome of :func:`splade_index`."""
-
     path: Path
     built: bool  # False: an up-to-date index was reused
     manifest: dict
@@ -187,7 +184,7 @@ def splade_index(dataset_id: str, model: str | os.PathLike | None = None, index:
 
     def reusable(expected):
         existing = read_manifest(path)
-        if path.exists() and existing is None and path.is_dir() and any(path.iterdir()):
+        if existing is None and path.is_dir() and any(path.iterdir()):
             raise UserError(f"{path}: exists and is not an index built by negplugins (no readable {MANIFEST}); "
                             f"remove it or choose another --index")
         if not rebuild and existing is not None and {k: existing.get(k) for k in expected} == expected:
@@ -255,11 +252,8 @@ def _write_collection(dataset, encoder, folder: Path, max_length, batch_size, qu
 def encoded_topics(order: list[str], vectors: list[dict[str, int]]) -> str:
     """Anserini's pre-encoded topic format: ``qid<TAB>term term ...``, each term repeated weight times; a query
     without any term gets no line (Pyserini's topic reader refuses an empty query)."""
-    lines = []
-    for query_id, vector in zip(order, vectors):
-        if vector:
-            lines.append(f"{query_id}\t{' '.join(' '.join([term] * weight) for term, weight in vector.items())}\n")
-    return "".join(lines)
+    return "".join(f"{query_id}\t{' '.join(' '.join([term] * weight) for term, weight in vector.items())}\n"
+                   for query_id, vector in zip(order, vectors) if vector)
 
 
 def _check_topics_output(path, output, index, force) -> Path:
