@@ -5,6 +5,9 @@ OpenVINO, int8 by ONNX Runtime's dynamic or NNCF's static quantization (docs/run
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import logging
 import warnings
 from pathlib import Path
@@ -27,15 +30,11 @@ def cpu_bf16() -> bool | None:
             flags = {word for line in f if line.startswith("flags") for word in line.split(":", 1)[1].split()}
     except OSError:
         return None
-    if not flags:
-        return None
-    return bool(flags & {"avx512_bf16", "amx_bf16"})
+    return bool(flags & {"avx512_bf16", "amx_bf16"}) if flags else None
 
 
 def dense_layers(folders: list[Path]) -> list:
     """sentence-transformers ``Dense`` modules as ``(torch.nn.Linear, activation name)``, read from their folders."""
-    import json
-
     import torch
 
     layers = []
@@ -101,8 +100,7 @@ def embedding_module(model, pooling: str, normalize: bool, dense: list = ()):
 
 
 def export_onnx(module, features: dict[str, np.ndarray], target: Path) -> None:
-    """Write ``module`` as an ONNX graph to ``target``, inputs named as ``features`` (sample inputs), batch and
-    sequence axes dynamic, output ``embedding``."""
+    """Write ``module`` as an ONNX graph to ``target``, inputs named as the sample ``features``, axes dynamic."""
     import torch
 
     names = list(features)
@@ -133,11 +131,7 @@ def quantize_int8(source: Path, target: Path) -> dict:
 
 
 def quantize_openvino_int8(source: Path, target: Path, calibration: list[dict[str, np.ndarray]]) -> dict:
-    """NNCF static int8 quantization of the ONNX graph ``source`` into OpenVINO IR ``target``, activation ranges
-    measured on the ``calibration`` batches; returns its record."""
-    import contextlib
-    import io
-
+    """NNCF static int8 quantization of the ONNX graph ``source`` into OpenVINO IR ``target``; returns its record."""
     import openvino
 
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
@@ -159,14 +153,12 @@ def quantize_openvino_int8(source: Path, target: Path, calibration: list[dict[st
 class OnnxRunner:
     """An exported graph run by ONNX Runtime's CPU execution provider."""
 
-    def __init__(self, path: Path, threads: int | None = None):
+    def __init__(self, path: Path):
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
-        if threads:
-            options.intra_op_num_threads = threads
         self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.inputs = [i.name for i in self.session.get_inputs()]
 

@@ -5,6 +5,7 @@ the Python API (docs/runners.md). Every runner names its model ``--model`` (``se
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..io.command_inputs import options_read
@@ -20,21 +21,13 @@ from ..options import (
     bounded_int,
     finite_float,
 )
-
-__all__ = ["add_commands", "add_search_command"]
-
-
-def _offline() -> None:
-    """This command's process works offline: set before any Hugging Face library is imported."""
-    from .model_refs import configure_offline
-
-    configure_offline()
+from .dense_options import add_dense_options, add_engine_options, dense_options_from, engine_from
+from .model_refs import configure_offline
 
 
 def _cmd_dense(args) -> int:
-    _offline()
+    configure_offline()  # before any Hugging Face library is imported
     from .dense import dense_search
-    from .dense_options import dense_options_from
 
     info = dense_search(args.dataset, args.output, model=args.model, index=args.index,
                         **dense_options_from(args))
@@ -50,7 +43,7 @@ def _cmd_dense(args) -> int:
 
 
 def _cmd_splade(args) -> int:
-    _offline()
+    configure_offline()
     from .sparse import splade_search
 
     info = splade_search(args.dataset, args.output, model=args.model, index=args.index, hits=args.hits,
@@ -66,8 +59,7 @@ def _cmd_splade(args) -> int:
 
 
 def _cmd_rerank(args) -> int:
-    _offline()
-    from .dense_options import engine_from
+    configure_offline()
     from .rerank import rerank
 
     info = rerank(args.dataset, args.output, model=args.model, run=args.run, candidates=args.candidates,
@@ -97,7 +89,7 @@ def _cmd_bm25s(args) -> int:
 
 
 def _cmd_search_beir_dense(args) -> int:
-    _offline()
+    configure_offline()
     from .beir import beir_dense_search
 
     info = beir_dense_search(args.dataset, args.output, model=args.model, hits=args.hits, batch_size=args.batch_size,
@@ -108,7 +100,7 @@ def _cmd_search_beir_dense(args) -> int:
 
 
 def _cmd_search_beir_rerank(args) -> int:
-    _offline()
+    configure_offline()
     from .beir import beir_rerank
 
     info = beir_rerank(args.dataset, args.run, args.output, model=args.model, top_k=args.top_k,
@@ -119,8 +111,6 @@ def _cmd_search_beir_rerank(args) -> int:
 
 
 def _cmd_topics(args) -> int:
-    import os
-
     from ..io.topics import default_topics_path, write_topics
 
     target = args.output if args.output is not None else default_topics_path(args.dataset)
@@ -199,8 +189,6 @@ def add_search_command(commands):
 def add_commands(commands, runners) -> None:
     """Add ``dense``, ``splade``, ``rerank``, ``bm25s``, ``beir-dense`` and ``beir-rerank`` to ``negplugins search``
     (``commands`` is unused)."""
-    from .dense_options import add_dense_options, add_engine_options
-
     # the runner modules' defaults, repeated here so that building the parser imports nothing heavy
     RERANK_DEFAULTS = {"top_k": 100, "batch_size": 32}
     SPLADE_DEFAULTS = {"batch_size": 16, "max_length": 512, "query_max_length": 256, "quantization": 51.2}

@@ -1,8 +1,5 @@
-"""Dense retrieval: encode a dataset's documents into a Pyserini-style faiss index (:func:`dense_index`) and search
-it (:func:`dense_search`). The index on disk is :mod:`~negplugins.runners.dense_index_format`, its search
-:mod:`~negplugins.runners.faiss_search`, the options :mod:`~negplugins.runners.dense_options`; the Ray engine
-(:mod:`~negplugins.runners.ray_engine`) encodes the same shards elsewhere. How-to: docs/runners.md.
-"""
+"""Dense retrieval: encode a dataset's documents into a Pyserini-style faiss index (:func:`dense_index`), in this
+process or on Ray (:mod:`~negplugins.runners.ray_engine`), and search it (:func:`dense_search`); docs/runners.md."""
 
 from __future__ import annotations
 
@@ -22,8 +19,9 @@ from ..io.integrity import damage, file_records
 from ..io.interrupts import deferred_signals
 from ..io.outputs import check_run_output
 from ..io.run_writer import RunResult, Sidecar, write_run_and_sidecar
+from ..options import progress_bar
 from . import ray_engine
-from .common import MANIFEST, pyserini_topic_order, read_manifest
+from .common import MANIFEST, pyserini_topic_order, read_index_record, read_manifest
 from .dense_index_format import (
     DEFAULT_INDEX_TYPE,
     FAISS_FILES,
@@ -42,7 +40,6 @@ from .dense_index_format import (
     open_dense_index,
     parse_memory_size,
     pyserini_search_args,
-    read_shard_manifest,
     reusable_layout,
     shard_bounds,
     shards_path,
@@ -71,8 +68,6 @@ class DenseIndex:
 
 
 def _encode_shard(encoder, texts, batch_size, desc, progress):
-    from ..options import progress_bar
-
     # longest texts first over the whole shard, in the groups a Ray worker gets (the batches never span two)
     groups = length_groups([len(text) for text in texts], batch_size)
     vectors = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
@@ -81,23 +76,16 @@ def _encode_shard(encoder, texts, batch_size, desc, progress):
         if hasattr(encoder, "encode_groups"):  # a DenseEncoder: the next groups are tokenized while the model runs
             encoded = encoder.encode_groups(texts_of, batch_size=batch_size, progress=bar.update)
         else:
-            encoded = (encoder.encode(group, batch_size=batch_size) for group in texts_of)
+            encoded = (encode_texts(encoder, group, batch_size, bar) for group in texts_of)
         for rows, group_vectors in zip(groups, encoded):
             vectors[rows] = group_vectors
-            if not hasattr(encoder, "encode_groups"):
-                bar.update(len(rows))
     return vectors
 
 
 def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: str | os.PathLike | None = None, *,
                 encoder: DenseEncoder | None = None, **options) -> DenseIndex:
-    """Encode the documents of ``dataset_id`` into a faiss index, or reuse the one whose manifest records the same
-    corpus, data origin and encoding fingerprint.
-
-    ``options`` are fields of :class:`~negplugins.runners.dense_options.IndexOptions` and the passage side of
-    :class:`~negplugins.runners.dense_options.EncodingOptions`; ``encoder``, a loaded passage encoder, brings its
-    own encoding. Not ``complete`` while shards are missing (``shard_id`` given).
-    """
+    """Encode the documents of ``dataset_id`` into a faiss index, or reuse the one made from the same corpus, data and
+    encoding; ``options``: the fields of ``IndexOptions`` and the passage side of ``EncodingOptions``."""
     settings, encoding = split_options("dense_index", options, (IndexOptions, EncodingOptions))
     for name in ("query_encoder", "query_prefix"):
         if getattr(encoding, name) is not None:
@@ -107,8 +95,8 @@ def dense_index(dataset_id: str, model: str | os.PathLike | None = None, index: 
 
 def _dense_index(dataset_id: str, model, index, encoder, options: IndexOptions, encoding: EncodingOptions,
                  hashes: bool = True) -> DenseIndex:
-    """:func:`dense_index`; an index is reused after checking the SHA-256 of its files only with ``hashes`` (else
-    their sizes: the search that follows reads them)."""
+    """:func:`dense_index`; with ``hashes`` a reused index's files are checked by SHA-256, else by size (as a search
+    that reads them follows)."""
     batch_size, shard_num, shard_id = options.batch_size, options.shard_num, options.shard_id
     index_type = normalise_index_type(options.index_type)
     budget = None if options.max_index_memory is None else parse_memory_size(options.max_index_memory)
@@ -180,7 +168,7 @@ def _dense_index(dataset_id: str, model, index, encoder, options: IndexOptions, 
     def finished(i):
         start, end = shard_bounds(len(ids), i, shard_num)
         want = dict(shard_expected, shard_id=i, start=start, end=end, docids_sha256=ids_sha256(ids[start:end]))
-        have = read_shard_manifest(shard_folder(i) / SHARD_MANIFEST)
+        have = read_index_record(shard_folder(i) / SHARD_MANIFEST, "shard manifest")
         done = have is not None and {k: have.get(k) for k in want} == want \
             and (shard_folder(i) / "index").is_file() and (shard_folder(i) / "docid").is_file()
         damaged = damage(shard_folder(i), have.get("files"), hashes=False) if done else None  # sizes: cheap
@@ -228,7 +216,7 @@ def _dense_index(dataset_id: str, model, index, encoder, options: IndexOptions, 
     merged_ids, encoded_by = [], []
     for folder in folders:
         merged_ids += (folder / "docid").read_text(encoding="utf-8").splitlines()
-        encoded_by.append((read_shard_manifest(folder / SHARD_MANIFEST) or {}).get("encoder"))
+        encoded_by.append((read_index_record(folder / SHARD_MANIFEST, "shard manifest") or {}).get("encoder"))
     if merged_ids != ids:
         raise UserError(f"{shard_root}: the shards do not hold the documents of {corpus} in order; rerun with "
                         f"--rebuild")
@@ -283,13 +271,6 @@ def _check_made_like(index_path: Path, manifest: dict | None, ref: ModelRef, pas
                         f"reads now (a derived copy, or the release); leave out --index to encode the documents again")
 
 
-def _encode_queries(query, texts: list[str], dataset_id: str, options: IndexOptions) -> np.ndarray:
-    from ..options import progress_bar
-
-    with progress_bar(len(texts), f"encoding the queries of {dataset_id}", options.progress, "queries") as bar:
-        return encode_texts(query, texts, options.batch_size, bar)
-
-
 def _query_side(encoder):
     """The query encoder of a given passage encoder: the same model with the model's query prompt."""
     if isinstance(encoder, DenseEncoder) and encoder.ref.path is not None:
@@ -301,19 +282,12 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                  index: str | os.PathLike | None = None, *, encoder: DenseEncoder | None = None,
                  **options) -> RunResult:
     """Rank the documents of ``dataset_id`` for each of its queries by embedding similarity; write a TREC run (in
-    Pyserini's topic order) and its sidecar.
-
-    Without ``index`` the documents are encoded, or a matching index reused (:func:`dense_index`). ``encoder``: a
-    loaded encoder of passages and queries, with its own settings. ``options`` are the fields of the option groups
-    of :mod:`~negplugins.runners.dense_options` (``hits=10``, ``shard_num=4``, ``dtype="float16"``, ...). Not
-    ``complete``, and no run written, while shards are missing.
-    """
+    Pyserini's topic order) and its sidecar once every shard is encoded. Without ``index`` a matching index is reused
+    or built; ``options``: the fields of :mod:`~negplugins.runners.dense_options` (``hits=10``, ...)."""
     encoding, options, search = split_options("dense_search", options)
     backend, dtype = encoding.backend, encoding.dtype
-    if index is not None:  # never into the index it searches, even with --force
-        check_run_output(output, inputs=[index, shards_path(index)], force=search.force)
-    else:
-        check_run_output(output, force=search.force)
+    inputs = () if index is None else [index, shards_path(index)]  # never into the index it searches, even with --force
+    check_run_output(output, inputs=inputs, force=search.force)
     dataset = datasets.load(dataset_id)
     texts = datasets.query_texts(dataset)
     order = pyserini_topic_order(texts)
@@ -322,7 +296,6 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
         raise UserError(f"dense_search: a loaded encoder brings its own settings; leave out "
                         f"{', '.join(encoding.given())}")
     query_ref = resolve_model(encoding.query_encoder) if encoding.query_encoder is not None else None
-    manifest = None
     notes = []
     if index is not None:
         index_path = Path(index)
@@ -337,19 +310,20 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                             f"{manifest.get('model', {}).get('id')!r}, not {ref.id!r}")
         built_with = index_encoding(manifest)
         if encoder is not None:
-            passage, query = encoder.settings, _query_side(encoder)
+            passage = encoder.settings
             if built_with is not None and built_with != passage:
                 raise UserError(f"{index_path}: the index was encoded with {built_with}, not with the given "
                                 f"encoder's {passage}; give another --index or leave it out")
-            _check_made_like(index_path, manifest, ref, passage, dataset)
-            opened = open_dense_index(index_path)
         else:
             backend = backend or (built_with or {}).get("backend") or "torch"
             dtype = dtype or (built_with or {}).get("dtype") or "float32"
             passage = _settings_for_index(index_path, built_with, ref, dict(shape, prefix=encoding.passage_prefix,
                                                                             backend=backend, dtype=dtype))
-            _check_made_like(index_path, manifest, ref, passage, dataset)
-            opened = open_dense_index(index_path)  # fail before loading the model
+        _check_made_like(index_path, manifest, ref, passage, dataset)
+        opened = open_dense_index(index_path)  # fail before loading the model
+        if encoder is not None:
+            query = _query_side(encoder)
+        else:
             # one pooling and normalisation on both sides (the index's); the index's token limit for the same model
             limit = encoding.max_length if encoding.max_length is not None or query_ref is not None \
                 else passage["max_length"]
@@ -397,7 +371,9 @@ def dense_search(dataset_id: str, output: str | os.PathLike, model: str | os.Pat
                 raise UserError(f"{index_path}: index vectors have {opened.dimension} dimensions but the query "
                                 f"encoder {query.ref.id!r} gives {query.dimension}")
             if query_vectors is None:
-                query_vectors = _encode_queries(query, [texts[q] for q in order], dataset_id, options)
+                desc = f"encoding the queries of {dataset_id}"
+                with progress_bar(len(order), desc, options.progress, "queries") as bar:
+                    query_vectors = encode_texts(query, [texts[q] for q in order], options.batch_size, bar)
             ranking = search_index_folder(opened, query_vectors, search.hits, search.search_params)
             break
         except DamagedIndex as error:  # an index reused unread: encoded again, once

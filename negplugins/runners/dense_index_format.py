@@ -1,8 +1,5 @@
-"""The dense index on disk: a Pyserini-style faiss index folder, its manifest, its shards and their merging.
-
-The layout, the encoding settings an index records and when it is reused, shards, index types and the sharded
-layout for indexes larger than memory: docs/runners.md ("Dense retrieval", "Large corpora").
-"""
+"""The dense index on disk: a Pyserini-style faiss index folder, its manifest, its shards and their merging
+(docs/runners.md, "Dense retrieval and reranking" and "Large corpora")."""
 
 from __future__ import annotations
 
@@ -43,7 +40,6 @@ class DamagedIndex(UserError):
     """A faiss index folder whose files differ from what its manifest recorded when the suite built it."""
 
     def __init__(self, folder: Path, what: str):
-        self.what = what
         super().__init__(f"{folder}: the dense index is damaged ({what}); build it again: rerun the search without "
                          f"--index and with --rebuild (or 'negplugins search dense DATASET --rebuild' with the same "
                          f"options)")
@@ -182,10 +178,6 @@ def ids_sha256(ids) -> str:
     return hashlib.sha256("".join(f"{i}\n" for i in ids).encode("utf-8")).hexdigest()
 
 
-def read_shard_manifest(path: Path) -> dict | None:
-    return read_index_record(path, "shard manifest")
-
-
 def write_ids(folder: Path, ids) -> None:
     with open(folder / "docid", "w", encoding="utf-8", newline="") as f:
         f.writelines(f"{doc_id}\n" for doc_id in ids)
@@ -239,8 +231,7 @@ def note_damaged(error: DamagedIndex) -> None:
 def undamaged(path: Path, manifest: dict, hashes: bool = True) -> bool:
     """Whether an index of the suite about to be reused is whole (``hashes``: its bytes too, else its sizes)."""
     for folder in shard_folders(path, manifest) or [path]:
-        records = _records(folder)
-        what = damage(folder, records, hashes=hashes)
+        what = damage(folder, _records(folder), hashes=hashes)
         if what:
             note_damaged(DamagedIndex(folder, what))
             return False
@@ -316,7 +307,7 @@ def write_merged_index(folder: Path, shards: list[Path], ids: list[str], dimensi
 
 def _records(folder: Path) -> dict:
     """The sizes and SHA-256 its manifest recorded for a folder's files (none for Pyserini's own indexes)."""
-    manifest = read_manifest(folder) or read_shard_manifest(folder / SHARD_MANIFEST)
+    manifest = read_manifest(folder) or read_index_record(folder / SHARD_MANIFEST, "shard manifest")
     records = (manifest or {}).get("files")
     return records if isinstance(records, dict) else {}
 
@@ -394,27 +385,19 @@ class OpenDenseIndex:
     is handed that part (:meth:`read`), so that it reads each ``index`` file once."""
 
     def __init__(self, path: Path, shards: list[Path] | None, first: tuple):
-        import faiss
-
         self.path, self.shards, self._first = path, shards, first
-        self.dimension = int(faiss.downcast_index(first[0]).d)
-
-    @property
-    def parts(self) -> list[Path]:
-        """The folders holding an ``index`` and a ``docid``: the shards, or the index folder itself."""
-        return self.shards if self.shards is not None else [self.path]
+        self.dimension = int(first[0].d)
 
     def read(self, position: int):
         """``(faiss index, doc ids)`` of part ``position``; the part read on opening is given once, not read again."""
         if position == 0 and self._first is not None:
             first, self._first = self._first, None
             return first
-        return load_dense_index(self.parts[position])
+        return load_dense_index((self.shards or [self.path])[position])
 
 
 def open_dense_index(path: str | os.PathLike) -> OpenDenseIndex:
-    """Refuse a folder that is not a faiss index (one, or sharded); read its first part (the other shards are
-    read by the search)."""
+    """Refuse a folder that is not a faiss index (one, or sharded); read its first part (the search reads the rest)."""
     path = Path(path)
     shards = shard_folders(path, read_manifest(path))
     for shard in shards or []:
@@ -426,9 +409,8 @@ def open_dense_index(path: str | os.PathLike) -> OpenDenseIndex:
 
 def reusable_passage_index(dataset_id: str, ref: ModelRef, settings: dict,
                            index: str | os.PathLike) -> tuple[Path | None, str]:
-    """``(index folder, "")`` when ``index`` stores exactly the passage vectors a bi-encoder with ``settings``
-    would compute (same corpus, data origin, weights, settings, fingerprint; type Flat), else ``(None, why)``
-    (``why`` is ``""`` when there is no index at all)."""
+    """``(index folder, "")`` when ``index`` stores exactly the passage vectors a bi-encoder with ``settings`` would
+    compute (a Flat index of the same corpus, data, weights and encoding), else ``(None, why)`` (``""``: no index)."""
     path = Path(index)
     manifest = read_manifest(path)
     if manifest is None:

@@ -22,6 +22,7 @@ from ..options import (
     check_int,
 )
 from .encoding_settings import BACKENDS, DTYPES, POOLINGS
+from .ray_cluster import MAX_RAY_WORKERS, RayEngine, engine_of
 
 DENSE_DEFAULTS = {"hits": DEFAULT_HITS, "batch_size": 64, "shard_num": 1}
 MAX_TRAIN_SAMPLE = 100_000_000
@@ -48,8 +49,7 @@ def _check(options, skip: tuple = ()) -> None:
 
 @dataclass(frozen=True)
 class EncodingOptions:
-    """How passages and queries are encoded; ``None``: the model's own settings (with an existing index, the
-    index's)."""
+    """How passages and queries are encoded; ``None``: the model's own settings (or an existing index's)."""
 
     query_encoder: str | None = _option(None, "--query-encoder", "a separate query model (DPR-style); passages are "
                                         "encoded by --model (default: --model encodes both)")
@@ -118,8 +118,6 @@ class IndexOptions:
                 check_int(self.shard_id, "--shard-id", 0, self.shard_num - 1)
             except UserError as error:
                 raise UserError(f"{error} (for --shard-num {self.shard_num})") from None
-        from .ray_cluster import engine_of
-
         engine_of(self.engine)
 
 
@@ -184,8 +182,6 @@ def split_options(function: str, keywords: dict, groups: tuple = GROUPS) -> tupl
 
 def add_engine_options(parser: argparse.ArgumentParser, work: str) -> None:
     """``--engine``, ``--ray-address`` and ``--ray-workers`` (:func:`engine_from` reads them)."""
-    from .ray_cluster import MAX_RAY_WORKERS
-
     parser.add_argument("--engine", choices=("single", "ray"), default="single",
                         help=f"single: {work} in this process (default); ray: on a Ray cluster, the same output "
                              "(pip install 'negplugins[ray]')")
@@ -203,8 +199,6 @@ def engine_from(args):
         if given:
             raise UserError(f"{' and '.join(given)}: only with --engine ray")
         return args.engine
-    from .ray_engine import RayEngine
-
     return RayEngine(address=args.ray_address, workers=args.ray_workers)
 
 
@@ -232,12 +226,11 @@ def add_dense_options(parser: argparse.ArgumentParser, groups: tuple = GROUPS, l
 
 
 def dense_options_from(args: argparse.Namespace, groups: tuple = GROUPS, leave_out: tuple = ()) -> dict:
-    """The keyword arguments of :func:`~negplugins.runners.dense.dense_search` given by the arguments that
-    :func:`add_dense_options` added for ``groups`` and ``leave_out``."""
+    """The keyword arguments of ``dense_search`` given by the arguments :func:`add_dense_options` added."""
     options = {f.name: getattr(args, f.name) for group in groups for f in dataclasses.fields(group)
                if f.metadata["flag"] is not None and f.name not in leave_out}
-    if IndexOptions in groups:
-        options.update({name: value for name, value in (("progress", getattr(args, "progress", None)),
-                                                        ("engine", engine_from(args) if "engine" not in leave_out
-                                                         else None)) if name not in leave_out})
+    if IndexOptions in groups and "progress" not in leave_out:
+        options["progress"] = getattr(args, "progress", None)
+    if IndexOptions in groups and "engine" not in leave_out:
+        options["engine"] = engine_from(args)
     return options

@@ -1,20 +1,26 @@
-"""The encoders of the dense runners: :class:`DenseEncoder` (``search dense``: the model's tokenizer and
-``AutoModel``, pooling, ``Dense`` layers, normalisation, on PyTorch, ONNX Runtime or OpenVINO) and
-:class:`SentenceEncoder` (sentence-transformers, for the bi-encoder reranker). Models are resolved offline and
-fingerprinted by :mod:`negplugins.runners.model_refs` (docs/runners.md, "Dense retrieval and reranking").
-"""
+"""The encoders of the dense runners: :class:`DenseEncoder` (``search dense``, on PyTorch, ONNX Runtime or OpenVINO)
+and :class:`SentenceEncoder` (sentence-transformers, for the bi-encoder reranker); docs/runners.md, "Dense retrieval
+and reranking"."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
+import importlib.util
+import inspect
+import json
 import os
-import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import UserError
+from ..io.files import atomic_directory
 from ..io.sidecars import file_sha256
+from . import backends
+from .encoding_pipeline import TorchForward, dense_pipeline, dense_texts
 from .encoding_settings import (
     CALIBRATION_BATCH,
     check_device_dtype,
@@ -41,17 +47,16 @@ class SentenceEncoder:
     """Sentence embeddings with sentence-transformers and the model's own modules, L2-normalised (inner product =
     cosine); stock Pyserini gives the same with ``--encoder-class auto --pooling <pooling> --l2-norm``."""
 
-    def __init__(self, ref: ModelRef, device: str = "cpu"):
+    def __init__(self, ref: ModelRef, device: str = "cpu", model=None):
+        """The model of ``ref``'s folder on ``device``, or ``model``, a ``SentenceTransformer`` already loaded."""
         quiet_transformers()
-        try:
-            from sentence_transformers import SentenceTransformer
+        if model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(str(ref.path), device=device, local_files_only=True)
-        except model_load_errors() as error:
-            raise load_error(ref, error, "sentence encoder") from None
-        self._setup(ref, model)
-
-    def _setup(self, ref: ModelRef, model) -> None:
+                model = SentenceTransformer(str(ref.path), device=device, local_files_only=True)
+            except model_load_errors() as error:
+                raise load_error(ref, error, "sentence encoder") from None
         self.ref = ref
         self.model = model
         self.model.eval()
@@ -64,28 +69,21 @@ class SentenceEncoder:
     def from_model(cls, model, name: str | None = None) -> "SentenceEncoder":
         """Wrap a loaded ``SentenceTransformer`` (as MTEB takes a model object): no path, fingerprinted by the weights
         in memory (:func:`state_dict_sha256`), named ``name`` or after the folder it was loaded from."""
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:  # pragma: no cover - a dependency of the suite
-            SentenceTransformer = ()
+        from sentence_transformers import SentenceTransformer
+
         if not isinstance(model, SentenceTransformer):
             raise UserError(f"the model object is a {type(model).__name__}, not a sentence_transformers."
                             f"SentenceTransformer; give a loaded SentenceTransformer, a model folder or an id")
         loaded_from = ""
-        try:
+        with contextlib.suppress(AttributeError, IndexError, KeyError, TypeError):
             loaded_from = str(getattr(model[0].auto_model.config, "_name_or_path", "") or "")
-        except (AttributeError, IndexError, KeyError, TypeError):
-            pass
         shown = name or (display_name(Path(loaded_from)) if loaded_from else "in-memory-model")
         weights = state_dict_sha256(model)
         ref = ModelRef(shown, None, shown, extra={"source": "SentenceTransformer object"
                                                  + (f" loaded from {loaded_from}" if loaded_from else ""),
                                                  "fingerprint": "state_dict_sha256"},
                        fingerprint=weights, files_fingerprint=loaded_model_sha256(model, weights))
-        encoder = cls.__new__(cls)
-        quiet_transformers()
-        encoder._setup(ref, model)
-        return encoder
+        return cls(ref, model=model)
 
     def _pooling(self) -> str:
         for module in self.model:
@@ -134,8 +132,6 @@ class SentenceEncoder:
 
 def encode_texts(encoder, texts, batch_size: int, bar) -> np.ndarray:
     """``encoder.encode(texts, batch_size)`` advancing ``bar`` (at the end for a caller's encoder without ``bar``)."""
-    import inspect
-
     if "bar" in inspect.signature(encoder.encode).parameters:
         return encoder.encode(texts, batch_size=batch_size, bar=bar)
     vectors = encoder.encode(texts, batch_size=batch_size)
@@ -150,12 +146,9 @@ def sentence_transformers_batches(texts: list[str], batch_size: int) -> list[lis
 
 
 class DenseEncoder:
-    """Text -> vectors for dense retrieval: the model's tokenizer, a backend, pooling, normalisation, prefix.
-
-    Options left ``None`` are the model's own (:class:`ModelDefaults`: its pooling, ``max_seq_length``, the prompt
-    of ``role``); ``cache`` keeps the ONNX exports (default: a temporary folder); OpenVINO int8 needs
-    ``calibration``, the texts as fed to the model (:func:`~negplugins.runners.dense_index_format.calibration_texts`).
-    """
+    """Text -> vectors for dense retrieval: the model's tokenizer, a backend, pooling, normalisation, prefix; options
+    left ``None`` are the model's own (:class:`ModelDefaults`); ``cache`` keeps the ONNX exports (default: a temporary
+    folder); OpenVINO int8 needs ``calibration``, the texts as fed to the model."""
 
     def __init__(self, ref: ModelRef, *, prefix: str | None = None, role: str = "passage", pooling: str | None = None,
                  normalize: bool | None = None, max_length: int | None = None, backend: str = "torch",
@@ -170,7 +163,6 @@ class DenseEncoder:
         self.notes = check_device_dtype(self.device, dtype) if backend == "torch" else []
         defaults = model_defaults(ref)
         self.lowercase = defaults.lowercase
-        self._dense = list(defaults.dense)
         self._cache = cache
         self.calibration = calibration
         if backend == "openvino" and dtype == "int8" and not calibration:
@@ -193,13 +185,9 @@ class DenseEncoder:
             model = model.get_encoder()
         if self.tokenizer.pad_token is None:  # decoder models: pad with the end-of-sequence token
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        import inspect
-
         accepted = inspect.signature(model.forward).parameters  # token_type_ids: BERT yes, RoBERTa/Llama no
         self._inputs = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in accepted]
-        from .backends import dense_layers, embedding_module
-
-        module = embedding_module(model, self.pooling, self.normalize, dense_layers(self._dense))
+        module = backends.embedding_module(model, self.pooling, self.normalize, backends.dense_layers(defaults.dense))
         self.runner = self._runner(module)
         self.dimension = int(self.runner(self._features(["negplugins"])).shape[1])
 
@@ -214,8 +202,6 @@ class DenseEncoder:
 
     def with_prefix(self, prefix: str, role: str) -> DenseEncoder:
         """The same loaded model with another prefix (queries and passages of one model)."""
-        import copy
-
         other = copy.copy(self)
         other.prefix, other.role = prefix, role
         return other
@@ -231,19 +217,13 @@ class DenseEncoder:
         return {name: np.ascontiguousarray(encoded[name], dtype=np.int64) for name in self._inputs if name in encoded}
 
     def _runner(self, module):
-        from . import backends
-
         if self.backend == "torch":
             import torch
-
-            from .encoding_pipeline import TorchForward
 
             # weights in the dtype (model.half() / model.to(bfloat16)): faster on the CPU than autocast, which casts
             # float32 weights at every call; pooling and normalisation stay float32
             device = torch.device(self.device)
             return TorchForward(module.to(device=device, dtype=getattr(torch, self.dtype)).eval(), device)
-        import importlib.util
-
         needed = ("onnx", "onnxruntime") if self.backend == "onnx" else ("onnx", "openvino")
         missing = [name for name in needed if importlib.util.find_spec(name) is None]
         if missing:
@@ -256,24 +236,19 @@ class DenseEncoder:
 
     def _exported(self, module) -> Path:
         """The ONNX file (OpenVINO int8: IR) of this model, pooling and dtype, from the cache or exported into it."""
-        import json
-
-        from ..io.files import atomic_directory
-        from .backends import ONNX_OPSET, export_onnx, quantize_int8, quantize_openvino_int8
+        from ..datasets import slug
 
         if self._cache is None:
-            import tempfile
-
             self._tmp = tempfile.TemporaryDirectory(prefix="negplugins-onnx-")
             self._cache = self._tmp.name
         static = self.backend == "openvino" and self.dtype == "int8"  # NNCF, calibrated; else ONNX Runtime's
         variant = "int8-static" if static else "int8" if self.dtype == "int8" else "float32"
         key = {"format": _ENCODER_FORMAT, "kind": "onnx-encoder", "model_sha256": self.ref.sha256,
                "model_files_sha256": self.ref.files_sha256, "pooling": self.pooling, "normalize": self.normalize,
-               "variant": variant, "opset": ONNX_OPSET}
+               "variant": variant, "opset": backends.ONNX_OPSET}
         if static:
             key["calibration_sha256"] = hashlib.sha256(json.dumps(self.calibration).encode()).hexdigest()
-        name = (f"{_slug(self.ref.name)}-{self.ref.sha256[:12]}-{self.pooling}-"
+        name = (f"{slug(self.ref.name)}-{self.ref.sha256[:12]}-{self.pooling}-"
                 f"{'norm' if self.normalize else 'raw'}-{variant}"
                 + (f"-{key['calibration_sha256'][:12]}" if static else ""))
         folder = Path(self._cache) / name
@@ -284,7 +259,10 @@ class DenseEncoder:
             return {"sha256": file_sha256(main), **({"bin_sha256": file_sha256(main.with_suffix(".bin"))}
                                                      if static else {})}
 
-        manifest = _json_or_none(folder / ENCODER_MANIFEST)
+        try:
+            manifest = json_object_file(folder / ENCODER_MANIFEST, "encoder manifest") or None
+        except UserError:
+            manifest = None
         if manifest is not None and {k: manifest.get(k) for k in key} == key and graph.is_file() \
                 and (not static or graph.with_suffix(".bin").is_file()):
             found = checksums(folder)
@@ -296,16 +274,16 @@ class DenseEncoder:
         sample = self._features(["negplugins", "a longer sample text, for the export of the graph"])
         with atomic_directory(folder) as tmp:
             target = tmp / ("model-float32.onnx" if self.dtype == "int8" else "model.onnx")
-            export_onnx(module, sample, target)
+            backends.export_onnx(module, sample, target)
             record = dict(key, exporter=f"torch.onnx.export (TorchScript) torch {torch.__version__}",
                           inputs=list(sample))
             if static:
                 texts = self.calibration
                 batches = [self._tokenize(texts[i:i + CALIBRATION_BATCH])
                            for i in range(0, len(texts), CALIBRATION_BATCH)]
-                record["quantization"] = quantize_openvino_int8(target, tmp / "model.xml", batches)
+                record["quantization"] = backends.quantize_openvino_int8(target, tmp / "model.xml", batches)
             elif self.dtype == "int8":
-                record["quantization"] = quantize_int8(target, tmp / "model.onnx")
+                record["quantization"] = backends.quantize_int8(target, tmp / "model.onnx")
             if self.dtype == "int8":
                 target.unlink()
             record.update(checksums(tmp))
@@ -314,24 +292,9 @@ class DenseEncoder:
         return graph
 
     def encode(self, texts, batch_size: int = 64, bar=None) -> np.ndarray:
-        """``float32`` vectors of ``texts``, encoded as one group of the
-        :class:`~negplugins.runners.encoding_pipeline.EncodingPipeline`; ``bar`` advances by batch."""
+        """``float32`` vectors of ``texts``, encoded as one group of the pipeline; ``bar`` advances by batch."""
         return next(self.encode_groups([texts], batch_size, None if bar is None else bar.update))
 
     def encode_groups(self, groups, batch_size: int = 64, progress=None):
         """Each group's vectors (as :meth:`encode`), the next groups tokenized while the model runs."""
-        from .encoding_pipeline import dense_pipeline, dense_texts
-
         return dense_pipeline(self, batch_size).run((dense_texts(self, group) for group in groups), progress)
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
-
-
-def _json_or_none(path: Path) -> dict | None:
-    try:
-        value = json_object_file(path, "encoder manifest")
-    except UserError:
-        return None
-    return value or None

@@ -71,22 +71,6 @@ def pad_batch(rows: TokenRows, positions: np.ndarray, pad_id: int, pad_type_id: 
     return {name: out[name] for name in names if name in out}
 
 
-class _Synchronous:
-    """A forward function on numpy inputs whose result is ready when it returns (the CPU, ONNX, OpenVINO)."""
-
-    pin = False
-
-    def __init__(self, forward: Callable[[dict], np.ndarray]):
-        self.forward = forward
-
-    def submit(self, features: dict):
-        return self.forward(features)
-
-    @staticmethod
-    def result(handle) -> np.ndarray:
-        return handle
-
-
 class TorchForward:
     """A PyTorch module (one output row per input row) run on ``device``; on CUDA :meth:`submit` queues the copies
     and the forward pass without waiting, and :meth:`result` waits for that batch only."""
@@ -132,22 +116,22 @@ def _default_workers(pin: bool) -> int:
 
 
 class EncodingPipeline:
-    """Tokenize, batch by token budget and run a model over groups of texts.
-
-    ``forward`` is a :class:`TorchForward` or a function from a batch's numpy inputs to one row per text;
-    ``row_shape`` the shape of an output row (``None``: a list per group, rows of any shape, as ColBERT's);
-    ``workers``: tokenizer threads (default :data:`CUDA_WORKERS` on CUDA, else 1).
-    """
+    """Tokenize, batch by token budget and run a model over groups of texts: ``forward`` is a :class:`TorchForward`
+    or a function from a batch's numpy inputs to one row per text; ``row_shape=None`` gives a list per group, rows of
+    any shape (ColBERT's); ``workers``: tokenizer threads (default :data:`CUDA_WORKERS` on CUDA, else 1)."""
 
     def __init__(self, tokenize: Callable[[list[str]], TokenRows], forward, *, token_budget: int,
                  row_shape: tuple | None, pad_id: int, pad_type_id: int = 0, left: bool = False,
                  names: Sequence[str] = ("input_ids", "attention_mask"), workers: int | None = None):
         self.tokenize = tokenize
-        self.forward = forward if hasattr(forward, "submit") else _Synchronous(forward)
+        # a function's result is ready when it returns (the CPU, ONNX, OpenVINO)
+        self.submit = getattr(forward, "submit", forward)
+        self.result = getattr(forward, "result", lambda handle: handle)
+        self.pin = getattr(forward, "pin", False)
         self.token_budget = int(token_budget)
         self.row_shape = None if row_shape is None else tuple(row_shape)
         self.pad = {"pad_id": int(pad_id), "pad_type_id": int(pad_type_id), "left": bool(left), "names": tuple(names)}
-        self.workers = _default_workers(self.forward.pin) if workers is None else max(1, int(workers))
+        self.workers = _default_workers(self.pin) if workers is None else max(1, int(workers))
 
     def run(self, groups: Iterable[Sequence[str]],
             progress: Callable[[int], object] | None = None) -> Iterator[np.ndarray | list]:
@@ -166,8 +150,8 @@ class EncodingPipeline:
                     out = [None] * item[0] if self.row_shape is None else \
                         np.zeros((item[0], *self.row_shape), dtype=np.float32)
                 elif kind == "batch":
-                    pending.append((item[0], self.forward.submit(item[1])))
-                    while len(pending) > (IN_FLIGHT if self.forward.pin else 0):
+                    pending.append((item[0], self.submit(item[1])))
+                    while len(pending) > (IN_FLIGHT if self.pin else 0):
                         self._collect(pending.popleft(), out, progress)
                 elif kind == "end":
                     while pending:
@@ -183,7 +167,7 @@ class EncodingPipeline:
 
     def _collect(self, entry, out: np.ndarray | list, progress) -> None:
         positions, handle = entry
-        result = self.forward.result(handle)
+        result = self.result(handle)
         if isinstance(out, list):
             for position, row in zip(positions.tolist(), result):
                 out[position] = row
@@ -230,7 +214,7 @@ class EncodingPipeline:
                     rows = TokenRows.concat([part.result() if pool else self.tokenize(part) for part in parts])
                     for positions in token_budget_batches(rows.lengths, self.token_budget):
                         features = pad_batch(rows, positions, **self.pad)
-                        if self.forward.pin:
+                        if self.pin:
                             features = {name: self._pinned(value) for name, value in features.items()}
                         if not put(("batch", positions, features)):
                             return
@@ -251,8 +235,7 @@ class EncodingPipeline:
 
 
 def dense_pipeline(encoder, batch_size: int, workers: int | None = None) -> EncodingPipeline:
-    """The pipeline of a :class:`~negplugins.runners.encoders.DenseEncoder`, token budget ``batch_size x max_length``;
-    it is given the texts of :func:`dense_texts`."""
+    """The pipeline of a ``DenseEncoder`` (token budget ``batch_size x max_length``), given :func:`dense_texts`."""
     tokenizer = encoder.tokenizer
     names = [name for name in encoder._inputs if name == "input_ids" or name in tokenizer.model_input_names]
     return EncodingPipeline(token_rows(tokenizer, encoder.max_length, "token_type_ids" in names), encoder.runner,
@@ -262,7 +245,6 @@ def dense_pipeline(encoder, batch_size: int, workers: int | None = None) -> Enco
 
 
 def dense_texts(encoder, texts: Iterable[str]) -> list[str]:
-    """The texts as a :class:`~negplugins.runners.encoders.DenseEncoder` tokenizes them: prefixed, lower-cased where
-    the model says so."""
+    """The texts as a ``DenseEncoder`` tokenizes them: prefixed, lower-cased where the model says so."""
     texts = [encoder.prefix + text for text in texts]
     return [text.lower() for text in texts] if encoder.lowercase else texts

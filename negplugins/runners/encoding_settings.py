@@ -12,6 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import UserError, error_line
+from ..io.jsonfile import read_json
+from ..options import MAX_LENGTH, check_int
+from . import backends
 from .model_refs import ModelRef, load_error, model_files_state, model_load_errors
 
 #: ``--backend`` values: PyTorch, or an ONNX export run by ONNX Runtime or OpenVINO (CPU only).
@@ -41,8 +44,6 @@ _OFFSET_POSITIONS = ("roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "l
 
 
 def json_object_file(path: Path, what: str) -> dict:
-    from ..io.jsonfile import read_json
-
     if not path.is_file():
         return {}
     value = read_json(path, what=what, max_bytes=1 << 20)
@@ -53,12 +54,8 @@ def json_object_file(path: Path, what: str) -> dict:
 
 @dataclass(frozen=True)
 class ModelDefaults:
-    """What a model folder says about its own use: pooling, token limit, prompts, extra layers.
-
-    Read from its sentence-transformers files when there are (``modules.json``, ``sentence_bert_config.json``,
-    the ``Pooling`` module's ``config.json``, ``config_sentence_transformers.json``); a plain Hugging Face model
-    gets sentence-transformers' defaults for one: mean pooling, no prompts.
-    """
+    """What a model folder's sentence-transformers files say about its use: pooling, token limit, prompts, extra
+    layers; a plain Hugging Face model gets sentence-transformers' defaults (mean pooling, no prompts)."""
 
     pooling: str | None  # None: a pooling the suite does not run (max, weighted mean, ...); --pooling must say
     pooling_found: str  # the model's own name of its pooling, for messages
@@ -90,8 +87,6 @@ def _model_defaults(path: str, stamp: tuple) -> ModelDefaults:
     folder = Path(path)
     modules = []
     if (folder / "modules.json").is_file():
-        from ..io.jsonfile import read_json
-
         value = read_json(folder / "modules.json", what="sentence-transformers modules", max_bytes=1 << 20)
         modules = value if isinstance(value, list) else []
     pooling, found, include_prompt, dense = "mean", "mean_tokens", True, []
@@ -185,30 +180,20 @@ def check_device_dtype(device: str, dtype: str) -> list[str]:
     except (RuntimeError, TypeError) as error:
         raise UserError(f"--dtype {dtype} --device {device}: PyTorch {torch.__version__} cannot run it "
                         f"({error_line(error)}); use --dtype float32") from None
-    notes = []
     if device == "cpu" and dtype == "float16":
-        notes.append("--dtype float16 on the CPU: PyTorch runs it, mostly more slowly than float32; bfloat16 or "
-                     "--backend openvino are the fast CPU options")
-    if device == "cpu" and dtype == "bfloat16":
-        from .backends import cpu_bf16
-
-        if cpu_bf16() is False:
-            notes.append("--dtype bfloat16: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), so PyTorch "
-                         "emulates them: the same vectors, more slowly than float32")
-    return notes
+        return ["--dtype float16 on the CPU: PyTorch runs it, mostly more slowly than float32; bfloat16 or "
+                "--backend openvino are the fast CPU options"]
+    if device == "cpu" and dtype == "bfloat16" and backends.cpu_bf16() is False:
+        return ["--dtype bfloat16: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), so PyTorch emulates "
+                "them: the same vectors, more slowly than float32"]
+    return []
 
 
 def encoder_settings(ref: ModelRef, *, prefix: str | None = None, role: str = "passage", pooling: str | None = None,
                      normalize: bool | None = None, max_length: int | None = None, backend: str = "torch",
                      dtype: str = "float32") -> dict:
-    """What a :class:`DenseEncoder` with these options would use, checked, without loading the model.
-
-    Returns ``{"pooling", "normalize", "max_length", "prefix", "backend", "dtype"}``: the settings that shape the
-    vectors (recorded in index manifests and sidecars; an index is reused only when they all match). ``None``
-    means the model's own default (:class:`ModelDefaults`; ``normalize``: true).
-    """
-    from ..options import MAX_LENGTH, check_int
-
+    """The settings that shape the vectors (pooling, normalize, max_length, prefix, backend, dtype) of a
+    :class:`DenseEncoder` with these options, checked without loading the model; ``None``: the model's own."""
     check_backend_dtype(backend, dtype)
     if pooling is not None and pooling not in POOLINGS:
         raise UserError(f"--pooling {pooling}: expected one of {', '.join(POOLINGS)}")
@@ -233,9 +218,8 @@ def encoder_settings(ref: ModelRef, *, prefix: str | None = None, role: str = "p
 
 
 def encoding_fingerprint(ref: ModelRef, settings: dict, text: str = PASSAGE_TEXT) -> str:
-    """The fingerprint of the vectors an encoder makes: SHA-256 of the model as a whole (:attr:`ModelRef.files_sha256`:
-    weights, tokenizer, configuration, pooling, ...), the encoding ``settings`` (as :func:`encoder_settings`) and how
-    the ``text`` is prepared (:data:`PASSAGE_TEXT`). Stored vectors are reused only while it matches."""
+    """SHA-256 of what makes an encoder's vectors: the model's files (:attr:`ModelRef.files_sha256`), the encoding
+    ``settings`` and how the ``text`` is prepared (:data:`PASSAGE_TEXT`); stored vectors are reused while it matches."""
     record = {"model": ref.files_sha256, "settings": settings, "text": text}
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
 

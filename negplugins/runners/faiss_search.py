@@ -1,9 +1,6 @@
-"""Exact and approximate search of a faiss index folder (one index, or sharded), in the order of the run.
-
-Documents by decreasing score at six decimals, ties by document id ascending (as Anserini), whatever faiss's order
-among equal scores; a flat index's scores are computed in float64 from its stored vectors, so a sharded index gives
-the run of the one merged index (docs/runners.md, "Large corpora").
-"""
+"""Exact and approximate search of a faiss index folder (one index, or sharded): documents by decreasing score at six
+decimals, ties by document id ascending; a flat index's scores are computed in float64 from its stored vectors, so a
+sharded index gives the run of the one merged index (docs/runners.md, "Large corpora")."""
 
 from __future__ import annotations
 
@@ -36,14 +33,10 @@ def search_index_folder(path: str | os.PathLike | OpenDenseIndex, queries: np.nd
     """Top ``hits`` ``(doc_id, score)`` per query vector from an index folder (or one already opened), one index or
     one shard at a time: a document of the overall top ``hits`` is in its shard's top ``hits`` in the run's order."""
     opened = path if isinstance(path, OpenDenseIndex) else open_dense_index(path)
-    if opened.shards is None:
-        index, ids = opened.read(0)
-        set_search_params(index, search_params, opened.path)
-        return search_vectors(index, ids, queries, hits)
     merged: list[list[tuple[float, str, float]]] = [[] for _ in range(len(queries))]
-    for position, shard in enumerate(opened.shards):
+    for position, part in enumerate(opened.shards or [opened.path]):
         index, ids = opened.read(position)
-        set_search_params(index, search_params, shard)
+        set_search_params(index, search_params, part)
         for row, found in enumerate(search_ranked(index, ids, queries, hits)):
             merged[row] = list(itertools.islice(heapq.merge(merged[row], found), hits))  # doc ids differ: no ties
         del index, ids
@@ -54,9 +47,8 @@ def stored_passage_vectors(path: str | os.PathLike, doc_ids) -> dict[str, np.nda
     """The float32 vectors a Flat index folder (one index or sharded) stores for those of ``doc_ids`` it holds."""
     path = Path(path)
     wanted = set(doc_ids)
-    shards = shard_folders(path, read_manifest(path)) or [path]
     found: dict[str, np.ndarray] = {}
-    for shard in shards:
+    for shard in shard_folders(path, read_manifest(path)) or [path]:
         index, ids = load_dense_index(shard)
         vectors = flat_vectors(index)
         if vectors is None:
@@ -66,10 +58,6 @@ def stored_passage_vectors(path: str | os.PathLike, doc_ids) -> dict[str, np.nda
                 found[doc_id] = np.array(vectors[row], dtype=np.float32)
         del index, vectors
     return found
-
-
-def _key(doc_id: str, score: float):
-    return (-float(f"{score:.6f}"), doc_id)
 
 
 def flat_vectors(index) -> np.ndarray | None:
@@ -146,6 +134,6 @@ def search_ranked(index, ids: list[str], queries: np.ndarray, hits: int) -> list
             row_scores = _exact_scores(stored[kept], queries[row])
         else:
             kept, row_scores = row_positions[keep], row_scores[keep]
-        results.append(sorted((*_key(ids[p], float(s)), float(s)) for p, s in zip(kept, row_scores))[:want])
+        results.append(sorted((-float(f"{s:.6f}"), ids[p], s) for p, s in zip(kept, map(float, row_scores)))[:want])
     return results
 

@@ -18,8 +18,9 @@ from .. import datasets
 from .._compat.crash_handlers import keep_crash_handlers
 from ..errors import UserError, error_line
 from ..io.interrupts import end_without_teardown, stop_signal
+from ..options import progress_bar
 from .encoders import DenseEncoder, SentenceEncoder, sentence_transformers_batches
-from .encoding_pipeline import GROUP_BATCHES, length_groups
+from .encoding_pipeline import length_groups
 from .model_refs import ModelRef, configure_offline
 from .ray_cluster import (
     RayEngine,
@@ -40,11 +41,7 @@ __all__ = ["Corpus", "FAIL_ONCE_ENV", "RayEngine", "RayJobError", "bi_encoder_sc
 
 #: For tests of resuming: a file naming shard ``N``; the first worker to meet shard ``N`` deletes it and fails.
 FAIL_ONCE_ENV = "NEGPLUGINS_RAY_FAIL_ONCE"
-#: Texts per call to a worker, in batch sizes (as the encoders' groups).
-CHUNK_BATCHES = GROUP_BATCHES
 
-
-# -- the workers ---------------------------------------------------------------------------------------------
 
 def _fail_once(part: int) -> None:
     flag = os.environ.get(FAIL_ONCE_ENV)
@@ -67,8 +64,7 @@ def _threads(num_cpus: int, device: str) -> None:
 
 
 class _EncoderWorker:
-    """Texts -> vectors, one group (input row) per call: the single process's ``DenseEncoder`` with ``settings``, else
-    the bi-encoder reranker's ``SentenceEncoder``."""
+    """Texts -> vectors, one group per call: a ``DenseEncoder`` of ``settings``, else a ``SentenceEncoder``."""
 
     def __init__(self, ref: ModelRef, batch_size: int, max_length: int | None, num_cpus: int, device: str,
                  settings: dict | None = None, cache: str | None = None, calibration: list[str] | None = None):
@@ -111,8 +107,6 @@ class _ScorerWorker:
         return {"pos": np.concatenate(positions), "score": np.concatenate(scores)}
 
 
-# -- reading a corpus's groups on this machine -----------------------------------------------------------------
-
 @dataclass(frozen=True)
 class Corpus:
     """A corpus's document ids in ``docs_iter`` order (the order of the index) and their texts' lengths."""
@@ -138,15 +132,6 @@ def corpus(dataset, dataset_id: str) -> Corpus:
     return Corpus(ids, lengths)
 
 
-def shard_groups(lengths: list[int], start: int, end: int, batch_size: int) -> list[list[int]]:
-    """A shard's documents (positions in the shard) in the groups the single process encodes them in."""
-    return length_groups(lengths[start:end], batch_size)
-
-
-def _dataset_environment() -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if key.startswith("IR_DATASETS")}
-
-
 def _read_group(dataset_id: str, environment: dict, part: int, positions: list[int], ids: list[str],
                 lengths: list[int]):
     """The read task of one group: its documents' texts, looked up in the docstore, as one block of one row."""
@@ -168,7 +153,7 @@ def _group_source(dataset_id: str, groups: list[tuple[int, list[int], list[str],
     from ray.data.block import BlockMetadata
     from ray.data.datasource import Datasource, ReadTask
 
-    environment = _dataset_environment()
+    environment = {key: value for key, value in os.environ.items() if key.startswith("IR_DATASETS")}
 
     class GroupSource(Datasource):
         def estimate_inmemory_data_size(self):
@@ -182,15 +167,9 @@ def _group_source(dataset_id: str, groups: list[tuple[int, list[int], list[str],
     return GroupSource()
 
 
-# -- running a job --------------------------------------------------------------------------------------------
-
 def _iterate(ray, build, step: str, what: str) -> Iterator[dict]:
     """The output batches of the pipeline ``build()`` makes; a failure, or this machine's raylet dying, becomes one
-    line (``step`` failed, why, and ``what`` was kept).
-
-    Only this frame holds the Ray dataset, and lets go of it (and of the cycles of Ray's exception) before raising:
-    a failed dataset keeps its workers, CPUs and GPUs while referenced, and the next job would wait for them.
-    """
+    line (``step`` failed, why, and ``what`` was kept)."""
     dataset = build()
     failure = None
     with RayletWatch(ray) as watch:
@@ -209,6 +188,7 @@ def _iterate(ray, build, step: str, what: str) -> Iterator[dict]:
             failure = RayJobError(f"{step} failed: the Ray raylet of this machine died (process {watch.pid}); {what}")
         except Exception as error:  # noqa: BLE001 - whatever failed in the cluster, reported as one line
             failure = _job_failure(error, step, what)
+    # a failed dataset keeps its workers, CPUs and GPUs while referenced (Ray's exception's cycles too): let go first
     batches = dataset = None
     if failure is not None:
         gc.collect()
@@ -243,12 +223,10 @@ def encode_shards(engine, dataset_id: str, ref: ModelRef, shards: dict[int, tupl
         yield part, np.zeros((0, dimension), dtype=np.float32)
     if not vectors:
         return
-    from ..options import progress_bar
-
     groups = []
     for part in sorted(vectors):
         start, end = shards[part]
-        for positions in shard_groups(corpus.lengths, start, end, batch_size):
+        for positions in length_groups(corpus.lengths[start:end], batch_size):  # the single process's groups
             groups.append((part, positions, [corpus.ids[start + i] for i in positions],
                            [corpus.lengths[start + i] for i in positions]))
     with session(engine) as ray:
@@ -311,25 +289,17 @@ def _run_groups(engine, rows: list[dict], worker, constructor: dict, gpus: bool,
         yield from _iterate(ray, build, step, what)
 
 
-def pair_groups(pairs: list[tuple[str, str]], batch_size: int) -> list[list[int]]:
-    """Pair positions in the rerank scorers' order (longest pair first), cut into groups of whole batches."""
-    order = sorted(range(len(pairs)), key=lambda i: (-(len(pairs[i][0]) + len(pairs[i][1])), i))
-    chunk = max(1, batch_size * CHUNK_BATCHES)
-    return [order[start:start + chunk] for start in range(0, len(order), chunk)]
-
-
 def score_pairs(engine, make_scorer, pairs: list[tuple[str, str]], batch_size: int) -> list[float]:
     """Score ``(query, document)`` pairs on Ray workers (CPU) with the scorers a picklable ``make_scorer()`` builds,
-    whole groups of :func:`pair_groups` at a time: the single-process scorer's batches."""
+    in groups of whole batches of the single-process scorer's order (longest pair first)."""
     engine = engine_of(engine)
     if not pairs:
         return []
     rows = [{"positions": group, "firsts": [pairs[i][0] for i in group], "seconds": [pairs[i][1] for i in group]}
-            for group in pair_groups(pairs, batch_size)]
+            for group in length_groups([len(query) + len(doc) for query, doc in pairs], batch_size)]
     scores = np.full(len(pairs), np.nan)
     for batch in _run_groups(engine, rows, _ScorerWorker, {"make_scorer": make_scorer}, gpus=False,
-                             step="scoring the pairs on Ray",
-                             what="nothing was written"):
+                             step="scoring the pairs on Ray", what="nothing was written"):
         scores[batch["pos"]] = batch["score"]
     if np.isnan(scores).any():
         raise RayJobError("the Ray job ended without scoring every pair; nothing was written")

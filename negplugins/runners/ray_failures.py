@@ -48,8 +48,7 @@ _WAKE = signal.SIGUSR1
 
 class RayletWatch:
     """Watches this machine's raylet while a job runs (from the main thread): its death raises ``KeyboardInterrupt``
-    (the one exception Ray's blocking calls let through) inside a call wrapped in :meth:`inside`, and sets
-    :attr:`died`, checked before the next call (:meth:`check`)."""
+    (the one exception Ray's blocking calls let through) inside a call wrapped in :meth:`inside`, or before it."""
 
     def __init__(self, ray, interval: float = 0.5):
         self.pid = _raylet_pid(ray) if threading.current_thread() is threading.main_thread() else None
@@ -78,15 +77,11 @@ class RayletWatch:
         """The block is a call into Ray: the raylet's death interrupts it."""
         self._inside = True  # before the check: a death noticed in between is seen by one or the other
         try:
-            self.check()
+            if self.died:
+                raise KeyboardInterrupt
             yield
         finally:
             self._inside = False
-
-    def check(self) -> None:
-        """Raise ``KeyboardInterrupt`` if the raylet died (:attr:`died` says so)."""
-        if self.died:
-            raise KeyboardInterrupt
 
     def _watch(self) -> None:
         while not self._stop.wait(self.interval):

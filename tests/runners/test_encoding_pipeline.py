@@ -23,7 +23,6 @@ import pytest
 from negplugins._compat import fast_tokenizer
 from negplugins._compat.fast_tokenizer import PROBE_TEXTS, TokenRows, token_rows
 from negplugins._compat.upstream import UpstreamChangedWarning
-from negplugins.runners import ray_engine
 from negplugins.runners.encoders import DenseEncoder
 from negplugins.runners.encoding_pipeline import (
     EncodingPipeline,
@@ -112,7 +111,6 @@ def test_groups_are_those_of_a_shard_on_ray():
     lengths = [len(t) for t in TEXTS] * 5
     groups = length_groups(lengths, 2)
     assert [len(g) for g in groups] == [32, 32, 6] and sorted(sum(groups, [])) == list(range(70))
-    assert ray_engine.shard_groups([9, *lengths, 9], 1, 71, 2) == groups
 
 
 # -- tokenization -----------------------------------------------------------------------------------------------
@@ -322,7 +320,7 @@ def test_cuda_pipeline_pins_and_matches_cpu(tiny_bert):  # pragma: no cover - ru
     cpu = DenseEncoder(ref, device="cpu").encode(TEXTS * 5, batch_size=4)
     gpu = DenseEncoder(ref, device="cuda")
     pipeline = dense_pipeline(gpu, 4)
-    assert pipeline.forward.pin and pipeline.workers >= 1
+    assert pipeline.pin and pipeline.workers >= 1
     assert EncodingPipeline._pinned(np.zeros(3, dtype=np.int64)).is_pinned()
     np.testing.assert_allclose(gpu.encode(TEXTS * 5, batch_size=4), cpu, atol=1e-5)
     for dtype in ("float16", "bfloat16"):
