@@ -1,9 +1,5 @@
-"""What a leaderboard says, whatever the format: its typed record and the facts its pages write out.
-
-A :class:`Leaderboard` (built by :mod:`negplugins.leaderboard.build`) holds the runs' numbers; this module decides
-which run is best on a measure, which differs from the baseline, how the paper's numbers group under their
-sources, and what each run's provenance lines are (docs/leaderboards.md).
-"""
+"""What a leaderboard says, whatever the format: its typed record and the facts its pages write out
+(best runs, differences from the baseline, the paper's numbers, provenance; docs/leaderboards.md)."""
 
 from __future__ import annotations
 
@@ -159,12 +155,6 @@ def grouped_sources(entries) -> list[str]:
     return texts
 
 
-def paper_ref(record) -> str:
-    """The paper as the pages name it (its reference, else "the paper")."""
-    paper = record.paper or {}
-    return paper.get("reference") or "the paper"
-
-
 def subset_header(record, subset) -> str:
     """A subset's column header: its name and its number of queries."""
     count = record.subsets.get(subset)
@@ -275,26 +265,21 @@ def on_copy(entry) -> str:
 # -- the index ------------------------------------------------------------------------------------------
 
 
-def benchmark_description(spec) -> str:
-    """What a benchmark tests and its paper's measures, as the index lists them (from its spec)."""
-    return f"{spec.summary} ({', '.join(spec.paper_name(m) for m in spec.measures.names)})"
-
-
 def index_record(records) -> dict:
     """The index across benchmarks, in the specs' order, each with its leaderboards."""
     families = []
     for spec in benchmarks():
-        prefix, title, description = spec.name, spec.title, benchmark_description(spec)
         boards = []
         for record in records:
-            if record.family != prefix:
+            if record.family != spec.name:
                 continue
             top = record.runs[0] if record.runs else None
             boards.append({"dataset": record.dataset, "slug": record.slug, "runs": len(record.runs),
                            "primary": record.primary, "reported": len(record.reported),
                            "top": None if top is None else {"name": top.name, "system": top.system,
                                                             "value": top.overall[record.primary]}})
-        families.append({"family": prefix, "title": title, "description": description, "leaderboards": boards})
+        description = f"{spec.summary} ({', '.join(spec.paper_name(m) for m in spec.measures.names)})"
+        families.append({"family": spec.name, "title": spec.title, "description": description, "leaderboards": boards})
     return {"benchmarks": families, "reproduction": "reproduction.html"}
 
 

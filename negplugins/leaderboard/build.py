@@ -1,7 +1,5 @@
-"""Collect the contributed runs, validate and evaluate them, and publish the leaderboards (docs/leaderboards.md).
-
-The output depends only on the runs, their sidecars, the data and the specs: the same runs give the same bytes.
-"""
+"""Collect the contributed runs, validate and evaluate them, and publish the leaderboards (docs/leaderboards.md);
+the same runs, sidecars, data and specs give the same bytes."""
 
 from __future__ import annotations
 
@@ -21,11 +19,8 @@ from ..errors import UserError
 from ..io.files import write_marker
 from ..io.sidecars import COMMIT_KEY, metadata_path
 from ..options import tqdm_disable
-from .board import Leaderboard, RunEntry
-from .contributions import Contribution, ContributionError, discover, reproduces_problems, safe_relative
-
-__all__ = ["ContributionError", "Contribution", "discover", "build", "check", "safe_relative", "collect",
-           "reproduces_problems", "portable_text"]
+from .board import Leaderboard, RunEntry, index_record, reproduction_record
+from .contributions import Contribution, ContributionError, discover
 
 #: Depth of the document-field shares on the leaderboards.
 DOC_FIELD_K = 10
@@ -39,9 +34,8 @@ def _round(value, digits=6):
     return round(value, digits) + 0.0  # +0.0: no "-0.0"
 
 
-def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar=None) -> Leaderboard:
+def _evaluate_dataset(dataset_id: str, contributions: list[Contribution], bar) -> Leaderboard:
     """Validate and evaluate the runs of one dataset (``bar`` moves one step per run and stage)."""
-    bar = bar if bar is not None else _NoBar()
     from ir_datasets_ext.download import DownloadError
     from ir_datasets_ext.util import FormatError
 
@@ -231,9 +225,8 @@ def _first_stage(first_stage) -> dict | None:
     """The first stage a run reranked: ``{"run": portable path, "sha256"}``, or None."""
     if not isinstance(first_stage, dict):
         return None
-    run = first_stage.get("run")
-    sha = first_stage.get("sha256")
-    return {"run": _text(portable_text(run)) or None, "sha256": _text(sha) or None}
+    return {"run": _text(portable_text(first_stage.get("run"))) or None,
+            "sha256": _text(first_stage.get("sha256")) or None}
 
 
 def _text(value) -> str:
@@ -245,14 +238,6 @@ def _text(value) -> str:
 
 
 # -- build and check -------------------------------------------------------------------------------
-
-class _NoBar:
-    def set_description(self, text):
-        pass
-
-    def update(self, steps):
-        pass
-
 
 def collect(runs_root, progress: bool | None = False) -> list[Leaderboard]:
     """Discover, validate and evaluate every contribution: one :class:`Leaderboard` per dataset, sorted by id."""
@@ -401,10 +386,10 @@ def write_outputs(records: list[Leaderboard], folder: Path, runs_href: str = "..
         files[f"{slug}.json"] = render.json_text(record.to_json())
         files[f"{slug}.md"] = render.markdown(record)
         files[f"{slug}.html"] = render.html_page(record)
-    files["index.json"] = render.json_text(render.index_record(records))
+    files["index.json"] = render.json_text(index_record(records))
     files["README.md"] = render.index_markdown(records)
     files["index.html"] = render.index_html(records)
-    files["reproduction.json"] = render.json_text(render.reproduction_record(records))
+    files["reproduction.json"] = render.json_text(reproduction_record(records))
     files["reproduction.md"] = render.reproduction_markdown(records)
     files["reproduction.html"] = render.reproduction_html(records)
     for name, text in sorted(files.items()):

@@ -80,7 +80,7 @@ def _cmd_sidecar(args) -> int:
         record["authors_pipeline"] = True
     problems = sidecar_problems(record) + run_tag_problems(args.tag, run)
     if not problems and args.reproduces is not None:
-        from .build import reproduces_problems
+        from .contributions import reproduces_problems
 
         problems = [p.replace("sidecar field ", "--", 1) for p in reproduces_problems(record, args.dataset)]
     if problems:

@@ -1,9 +1,5 @@
-"""The files of ``negplugins leaderboard build``: each table built once, written as Markdown and HTML by templates.
-
-Per dataset ``<slug>.json``, ``<slug>.md`` and ``<slug>.html``; across them the index and the reproduction page.
-What the pages say is decided in :mod:`~negplugins.leaderboard.board`; the tables are
-:class:`negplugins.rendering.page.Table` objects, the layout is in ``templates/``.
-"""
+"""The files of ``negplugins leaderboard build``: per dataset ``<slug>.json``, ``.md`` and ``.html``, the index and
+the reproduction page; each table built once here, written as Markdown and HTML by ``templates/``."""
 
 from __future__ import annotations
 
@@ -71,7 +67,8 @@ class BoardPage:
     def __init__(self, record):
         self.record = record
         paper = record.paper or {}
-        self.paper_link = Link(board.paper_ref(record), paper["url"]) if paper.get("url") else board.paper_ref(record)
+        reference = paper.get("reference") or "the paper"
+        self.paper_link = Link(reference, paper["url"]) if paper.get("url") else reference
         self.sources: list[tuple[int, list]] = []
         self.runs = self._runs_table()
         self.reported = self._reported_table()

@@ -128,11 +128,8 @@ def _whole(interval) -> bool:
 
 def interval_chart(rows: list[IntervalRow], *, chart_id: str, title: str, description: str, heading: str,
                    legend: tuple[str, str, str], colours: tuple[str, str, str], standalone: bool = True) -> str:
-    """Per row, a main value and computed values with their intervals among context values, on one axis each.
-
-    ``legend`` and ``colours`` are those of the main, computed and context marks; ``standalone`` ends the text with
-    a newline, as a separate ``.svg`` file does.
-    """
+    """Per row, a main value and computed values with their intervals among context values, on one axis each
+    (``legend`` and ``colours``: of the main, computed and context marks; ``standalone``: a final newline)."""
     main_colour, computed_colour, context_colour = colours
     height = _TOP + _ROW * len(rows) + 16
     parts = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{html_text(chart_id)}\" class=\"figure\" role=\"img\" "

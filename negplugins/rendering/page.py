@@ -1,8 +1,5 @@
-"""The suite's page model: tables of typed cells and inline text, written once as Markdown and once as HTML.
-
-The leaderboards and the report card build their tables from these types; :class:`Markdown` and :class:`Html`
-write them, and Jinja2 templates lay the pages out (:func:`template_environment`).
-"""
+"""The suite's page model: tables of typed cells and inline text, written once as Markdown and once as HTML
+(:class:`Markdown`, :class:`Html`); Jinja2 templates lay the pages out (:func:`template_environment`)."""
 
 from __future__ import annotations
 
@@ -149,41 +146,36 @@ def _interval(interval: Interval, half) -> str:
 
 
 class Writer:
-    """What both writers share: the parts of the model shown in their format."""
+    """What both writers share: the parts of the model shown in their format, and inline content written by
+    ``forms`` (per type of content; :class:`Alt` and the like by the attribute named as the format)."""
     name = ""
+    forms: dict = {}
 
     def shown(self, items) -> list:
         return [item for item in items if item.only in (None, self.name)]
+
+    def inline(self, content) -> str:
+        if isinstance(content, list | tuple):
+            return "".join(self.inline(part) for part in content)
+        form = self.forms.get(str if isinstance(content, str) else type(content))
+        return form(self, content) if form else getattr(content, self.name)
 
 
 class Markdown(Writer):
     """Writes the page model as Markdown (GitHub's flavour)."""
     name = "markdown"
-
-    def inline(self, content) -> str:
-        if isinstance(content, str):
-            return _markdown_words(content)
-        if isinstance(content, Raw):
-            return content.text
-        if isinstance(content, list | tuple):
-            return "".join(self.inline(part) for part in content)
-        if isinstance(content, Code):
-            return markdown_code(content.text)
-        if isinstance(content, Name):
-            return markdown_text(content.text)
-        if isinstance(content, Strong):
-            return f"**{self.inline(content.content)}**"
-        if isinstance(content, Marked):
-            return f"{content.mark}{self.inline(content.content)}{content.mark}"
-        if isinstance(content, Label):
-            return f"({markdown_text(content.text)})"
-        if isinstance(content, Interval):
-            return _interval(content, lambda half: f" ± {half:.4f}")
-        if isinstance(content, Link):
-            return f"[{self.inline(content.content)}]({content.markdown_href or content.href})"
-        if isinstance(content, Ref):
-            return ""
-        return content.markdown
+    forms = {
+        str: lambda self, text: _markdown_words(text),
+        Raw: lambda self, raw: raw.text,
+        Code: lambda self, code: markdown_code(code.text),
+        Name: lambda self, name: markdown_text(name.text),
+        Strong: lambda self, strong: f"**{self.inline(strong.content)}**",
+        Marked: lambda self, marked: f"{marked.mark}{self.inline(marked.content)}{marked.mark}",
+        Label: lambda self, label: f"({markdown_text(label.text)})",
+        Interval: lambda self, interval: _interval(interval, lambda half: f" ± {half:.4f}"),
+        Link: lambda self, link: f"[{self.inline(link.content)}]({link.markdown_href or link.href})",
+        Ref: lambda self, ref: "",
+    }
 
     def cell(self, cell: Cell) -> str:
         if cell.content is None:
@@ -203,29 +195,18 @@ class Markdown(Writer):
 class Html(Writer):
     """Writes the page model as HTML."""
     name = "html"
-
-    def inline(self, content) -> str:
-        if isinstance(content, str):
-            return html_text(content)
-        if isinstance(content, Raw):
-            return content.text
-        if isinstance(content, list | tuple):
-            return "".join(self.inline(part) for part in content)
-        if isinstance(content, Code | Name):
-            return f"<code>{html_text(content.text)}</code>"
-        if isinstance(content, Strong):
-            return f"<b>{self.inline(content.content)}</b>"
-        if isinstance(content, Marked):
-            return self.inline(content.content)
-        if isinstance(content, Label):
-            return f"<span class=\"{content.cls}\">{html_text(content.text)}</span>"
-        if isinstance(content, Interval):
-            return _interval(content, lambda half: f" <span class=\"ci\">± {half:.4f}</span>")
-        if isinstance(content, Link):
-            return f"<a href=\"{html_text(content.href)}\">{self.inline(content.content)}</a>"
-        if isinstance(content, Ref):
-            return f"<sup class=\"source-ref\"><a href=\"#source-{content.number}\">{content.number}</a></sup>"
-        return content.html
+    forms = {
+        str: lambda self, text: html_text(text),
+        Raw: lambda self, raw: raw.text,
+        Code: lambda self, code: f"<code>{html_text(code.text)}</code>",
+        Name: lambda self, name: f"<code>{html_text(name.text)}</code>",
+        Strong: lambda self, strong: f"<b>{self.inline(strong.content)}</b>",
+        Marked: lambda self, marked: self.inline(marked.content),
+        Label: lambda self, label: f"<span class=\"{label.cls}\">{html_text(label.text)}</span>",
+        Interval: lambda self, interval: _interval(interval, lambda half: f" <span class=\"ci\">± {half:.4f}</span>"),
+        Link: lambda self, link: f"<a href=\"{html_text(link.href)}\">{self.inline(link.content)}</a>",
+        Ref: lambda self, ref: f"<sup class=\"source-ref\"><a href=\"#source-{ref.number}\">{ref.number}</a></sup>",
+    }
 
     def cell(self, cell: Cell, tag: str) -> str:
         cls = (cell.cls + " best") if cell.best else cell.cls

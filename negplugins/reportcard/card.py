@@ -11,6 +11,7 @@ from ..rendering.text import finite, number, p_value
 
 __all__ = ["notable_systems", "standing", "figure_svg"]
 
+#: Text near the start of every report file this command writes (how a file left by an interrupted run is known).
 GENERATOR = "negplugins benchmark"
 MODEL_COLOUR = "#cf222e"
 BASELINE_COLOUR = "#0969da"
@@ -94,10 +95,9 @@ def notable_systems(spec, dataset_id: str, measure: str, model: dict) -> list[tu
     why: dict[str, str] = {}
     for system in systems:
         if _same_model(system, model):
-            why.setdefault(system, "the same model, in the paper")
-    for system in systems:
-        if system.lower() == "bm25":
-            why.setdefault(system, "BM25 in the paper")
+            why[system] = "the same model, in the paper"
+        elif system.lower() == "bm25":
+            why[system] = "BM25 in the paper"
     valued = [(s, v[measure].value) for s, v in systems.items() if measure in v]
     if valued:
         lower = lower_is_better(measure)

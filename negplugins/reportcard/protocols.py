@@ -1,15 +1,11 @@
 """The report card's steps for one benchmark: the model, the files the command owns, what a re-run reuses, and
-each protocol (dense retrieval, reranking, NevIR's pairs) with its baselines and evaluation.
-
-:func:`negplugins.reportcard.suite.run_benchmark` runs them for every benchmark selected.
-"""
+each protocol (dense retrieval, reranking, NevIR's pairs) with its baselines and evaluation."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +20,7 @@ from ..io.outputs import check_replaceable_file
 from ..io.sidecars import file_sha256, metadata_path, read_metadata
 from ..measures.ranking import STOCK
 from ..rendering.text import json_text
+from .card import GENERATOR
 
 SUMMARY_FILE = "summary.json"
 RESULTS_FILE = "results.json"
@@ -83,16 +80,9 @@ def load_model(ref, encoder, reranker, batch_size, options: dict | None = None) 
 
 # -- files this command owns ------------------------------------------------------------------------
 
-#: Text near the start of every report file this command writes (how a file left by an interrupted run is known).
-GENERATOR = "negplugins benchmark"
-
-
 class Ledger:
-    """The files of an output folder this command wrote, with their SHA-256 (kept in ``summary.json``).
-
-    A file may be replaced when absent, when it holds what is about to be written, or when it is this command's (its
-    recorded SHA-256, or this command's mark for a file written before the summary); else only with ``force``.
-    """
+    """The files of an output folder this command wrote, with their SHA-256 (kept in ``summary.json``); any other
+    file is replaced only when it holds what is about to be written, or with ``force``."""
 
     def __init__(self, output: Path, force: bool):
         self.output = output
@@ -149,17 +139,6 @@ def our_json(path: Path, kind: str, max_bytes: int) -> dict | None:
     except UserError:
         return None
     return record if isinstance(record, dict) and record.get("format") == kind else None
-
-
-# -- progress ---------------------------------------------------------------------------------------
-
-class StepProgress:
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-
-    def say(self, text: str) -> None:
-        if self.enabled:
-            print(f"negplugins benchmark: {text}", file=sys.stderr, flush=True)
 
 
 # -- reuse ------------------------------------------------------------------------------------------
@@ -365,16 +344,15 @@ def _dense_expected(model: Model, own: bool) -> dict:
     options = model.options
     expected = {"parameters.index_type": normalise_index_type(options.get("index_type")),
                 "parameters.search_params": options.get("search_params")}
-    if not own:  # a sidecar without these fields was made with their defaults
-        expected = {key: _AnyOf((value, _MISSING)) for key, value in expected.items()}
     if own:
         expected.update({"parameters.passage_encoding": passage_settings(model.ref, options),
                          "parameters.query_prefix": query_prefix(model.ref, options)})
         if options.get("device") is not None:
             expected["parameters.device"] = resolve_device(options["device"], options.get("backend") or "torch")
-    else:
-        expected.update({f"parameters.{key}": _AnyOf((value, _MISSING)) for key, value in
-                         (("backend", "torch"), ("dtype", "float32"), ("passage_prefix", ""), ("query_prefix", ""))})
+    else:  # a sidecar without these fields was made with their defaults
+        expected.update({"parameters.backend": "torch", "parameters.dtype": "float32",
+                         "parameters.passage_prefix": "", "parameters.query_prefix": ""})
+        expected = {key: _AnyOf((value, _MISSING)) for key, value in expected.items()}
         if model.ref.path is not None:  # the pooling and token limit sentence-transformers reads from the files
             from ..runners.encoders import SentenceEncoder
             from ..runners.encoding_settings import model_defaults
@@ -490,8 +468,8 @@ def evaluate_run(spec, dataset_id, run: Path, qrels, results: Path, ledger: Ledg
 def run_baselines(spec, dataset_id: str, folder: Path, qrels, indexes: Path, ledger: Ledger, outcome, say,
                force: bool, command, model_record: dict) -> list[dict]:
     """Run and evaluate every baseline on one dataset and compare each with the model's run (``vs_model``: model
-    minus baseline on the primary measure, Holm-corrected across the baselines).
-    """
+    minus baseline on the primary measure, Holm-corrected across the baselines)."""
+    from ..evaluation.results import clean_float
     from ..evaluation.scoring import shared_units
     from ..evaluation.significance import PERMUTATIONS, compare
 
@@ -524,9 +502,9 @@ def run_baselines(spec, dataset_id: str, folder: Path, qrels, indexes: Path, led
         for (entry, _), test in zip(per_query, tests[1:]):
             t = test[primary]
             low, high = t["ci95"]
-            entry["vs_model"] = {"measure": primary, "n": t["n"], "mean_diff": _clean(-t["mean_diff"]),
-                                 "ci95": [_clean(-high), _clean(-low)],
-                                 "p_randomization_holm": _clean(t["p_randomization_holm"]),
+            entry["vs_model"] = {"measure": primary, "n": t["n"], "mean_diff": clean_float(-t["mean_diff"]),
+                                 "ci95": [clean_float(-high), clean_float(-low)],
+                                 "p_randomization_holm": clean_float(t["p_randomization_holm"]),
                                  "permutations": PERMUTATIONS}
     return entries
 
@@ -538,9 +516,3 @@ def _empty_run(run: Path) -> bool:
     opener = gzip.open if run.suffix == ".gz" else open
     with opener(run, "rb") as f:
         return not f.read(1)
-
-
-def _clean(value):
-    from ..evaluation.results import clean_float
-
-    return clean_float(value)

@@ -1,8 +1,5 @@
-"""The report of ``negplugins benchmark`` (Markdown, static HTML and one SVG figure), rendered from its summary.
-
-Pure: the same summary and specs give the same bytes. Its tables are built once here and written by the templates
-in ``templates/``; what the card says is decided in :mod:`negplugins.reportcard.card` (docs/report-card.md).
-"""
+"""The report of ``negplugins benchmark`` (Markdown, static HTML and one SVG figure), rendered from its summary
+by the templates in ``templates/``; the same summary and specs give the same bytes (docs/report-card.md)."""
 
 from __future__ import annotations
 

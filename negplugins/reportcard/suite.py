@@ -1,13 +1,10 @@
-"""One model, every benchmark: run each benchmark's own protocol (dense retrieval, reranking, NevIR's pairs) and its
-baselines, evaluate them, and write the runs, the results, a summary and the report (docs/report-card.md).
-
-A re-run reuses every run and result that still matches; a file is replaced only when absent, this command's own
-(its SHA-256 is kept in ``summary.json``) or with ``force``.
-"""
+"""One model, every benchmark: run each benchmark's own protocol and its baselines, evaluate them, and write the
+runs, the results, a summary and the report (docs/report-card.md)."""
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +28,6 @@ from .protocols import (
     SUMMARY_FORMAT,
     Ledger,
     Model,
-    StepProgress,
     evaluate_run,
     load_model,
     model_reference,
@@ -270,12 +266,8 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
                   options: dict | None = None) -> BenchmarkResult:
     """Run one model on every benchmark (its paper's protocol), evaluate it and write the results and a report.
 
-    ``model``: a folder, a Hugging Face id in the local cache, None for the packaged all-MiniLM-L6-v2, or a loaded
-    ``SentenceTransformer``; with ``reranker`` (``cross-encoder``, ``monot5``, ``bi-encoder``) it reranks BM25's top
-    ``depth`` instead of retrieving. ``baselines=False`` leaves the baselines out. ``options``: keyword arguments
-    of ``search dense`` (:data:`negplugins.reportcard.encoding.LEFT_OUT` aside; with ``reranker``, ``max_length``
-    and ``engine``), e.g. ``{"backend": "openvino", "dtype": "int8"}``.
-    """
+    ``model``: a folder, a cached Hugging Face id, None (all-MiniLM-L6-v2) or a ``SentenceTransformer``; ``options``:
+    keyword arguments of ``search dense`` (docs/report-card.md)."""
     from .encoding import check_options, given
 
     if reranker is not None and reranker not in _RERANKERS:
@@ -294,8 +286,11 @@ def run_benchmark(model=None, *, reranker: str | None = None, benchmarks=None,
         raise UserError(f"{output}: exists and is not a folder; --output is the results folder")
     runs, indexes = Path(runs), Path(indexes)
     _check_results_folder(output, runs, indexes)
-    say = StepProgress(progress).say
     ledger = Ledger(output, force)
+
+    def say(text):
+        if progress:
+            print(f"negplugins benchmark: {text}", file=sys.stderr, flush=True)
 
     # every output, checked before any work
     plan = [(spec, dataset_id) for spec in specs for dataset_id in spec.benchmark_datasets()]

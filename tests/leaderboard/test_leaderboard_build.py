@@ -10,7 +10,7 @@ from negplugins.cli import main
 from negplugins.errors import UserError
 from negplugins.io.sidecars import write_metadata
 from negplugins.leaderboard import ContributionError, build, check, discover
-from negplugins.leaderboard.build import safe_relative
+from negplugins.leaderboard.contributions import safe_relative
 
 RANKINGS = {
     "good": {"q01": ["d01", "d02"], "q02": ["d03", "d04"], "q05": ["d09", "d10"], "q06": ["d10", "d09"],
