@@ -36,12 +36,15 @@ def add_measures_option(parser: argparse.ArgumentParser) -> None:
 def regroup_measures(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
     """``args`` with each ``-m``/``--measures`` written ``--measures=VALUE``, one per value it really has.
 
-    argparse would give ``nargs="+"`` every following positional; a further value is kept only while it looks like
-    a measure and is no existing file.
+    A further value is kept only while it looks like a measure and is no existing file (argparse would take all).
     """
     action = parser._option_string_actions.get("--measures")
     if not isinstance(action, MeasuresAction):
         return args
+    import os
+
+    from ..measures.parsing import looks_like_measure
+
     names = set(action.option_strings)
     long_names = [name for name in parser._option_string_actions if name.startswith("--")]
     regrouped, index = [], 0
@@ -56,18 +59,11 @@ def regroup_measures(parser: argparse.ArgumentParser, args: list[str]) -> list[s
             continue
         regrouped.append(f"--measures={args[index + 1]}")
         index += 2
-        while index < len(args) and not args[index].startswith("-") and _further_measure(args[index]):
+        while (index < len(args) and not args[index].startswith("-") and not os.path.exists(args[index])
+               and looks_like_measure(args[index])):
             regrouped.append(f"--measures={args[index]}")
             index += 1
     return regrouped
-
-
-def _further_measure(text: str) -> bool:
-    import os
-
-    from ..measures.parsing import looks_like_measure
-
-    return not os.path.exists(text) and looks_like_measure(text)
 
 
 def _cmd_evaluate(args) -> int:

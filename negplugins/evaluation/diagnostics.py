@@ -1,7 +1,6 @@
 """Diagnostics a paper table cannot show: where a run's top k comes from, and its scores without some documents.
 
-``negplugins evaluate --by-doc-field FIELD [--by-doc-field-k K] [--without-docs FIELD=VALUE]``; see
-docs/evaluation.md. The leaderboards show the same numbers for a benchmark whose spec names a ``doc_field``.
+``negplugins evaluate --by-doc-field FIELD [--without-docs FIELD=VALUE]``; see docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -178,18 +177,12 @@ def parse_without(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
-def _removals(without) -> list[tuple[str, str]]:
-    """``(field, value)`` of each removal asked (``"FIELD=VALUE"`` or a pair); one asked twice is a UserError."""
-    removals = [parse_without(w) if isinstance(w, str) else tuple(w) for w in without]
-    check_distinct([f"{name}={value}" for name, value in removals], "--without-docs", "removal")
-    return removals
-
-
 def check_options(dataset, dataset_id: str, field: str | None, k: int | None, without=()):
     """``(k, [(field, value)])`` of the diagnostics asked for, checked before any run is read."""
     if k is not None and field is None:
         raise UserError("--by-doc-field-k needs --by-doc-field")
-    removals = _removals(without)
+    removals = [parse_without(w) if isinstance(w, str) else tuple(w) for w in without]
+    check_distinct([f"{name}={value}" for name, value in removals], "--without-docs", "removal")
     if field is None and not removals:
         raise UserError("nothing to diagnose: give a document field (--by-doc-field) or --without-docs FIELD=VALUE")
     if field is not None:

@@ -31,6 +31,11 @@ def _means(values, measures, digits) -> list[str]:
     return [_fmt(values.get(m), digits) for m in measures]
 
 
+def _mean_rows(groups, measures, digits) -> list[list[str]]:
+    """``[name, queries, *means]`` for each group of ``{name: values}``."""
+    return [[name, str(values["queries"]), *_means(values, measures, digits)] for name, values in groups.items()]
+
+
 def _grid(header, rows) -> str:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(cell).ljust(w) if i == 0 else str(cell).rjust(w)
@@ -42,15 +47,12 @@ def _grid(header, rows) -> str:
 def evaluation_table(ev, digits: int = 4) -> str:
     """One run: a row overall, then one row per subset (and the negation split, where the benchmark has one)."""
     header = [ev.breakdown_field or "subset", "queries", *ev.measures]
-    rows = [["all", str(ev.queries), *_means(ev.overall, ev.measures, digits)]]
-    for name, values in ev.subsets.items():
-        rows.append([name, str(values["queries"]), *_means(values, ev.measures, digits)])
+    rows = [["all", str(ev.queries), *_means(ev.overall, ev.measures, digits)],
+            *_mean_rows(ev.subsets, ev.measures, digits)]
     text = _grid(header, rows)
     if ev.negation:
         text += f"\n\nBy negation (query field {ev.negation_field})\n" + _grid(
-            ["group", "queries", *ev.measures],
-            [[name, str(values["queries"]), *_means(values, ev.measures, digits)]
-             for name, values in ev.negation.items()])
+            ["group", "queries", *ev.measures], _mean_rows(ev.negation, ev.measures, digits))
     return text
 
 
@@ -92,8 +94,7 @@ def _comparison_table(cmp, digits, per_query) -> str:
         for m in cmp.measures:
             t = test[m]
             low, high = t["ci95"]
-            sign = "-" if lower_is_better(m) else "+"
-            test_rows.append([ev.label, m + ("" if sign == "+" else " (lower is better)"), str(t["n"]),
+            test_rows.append([ev.label, m + (" (lower is better)" if lower_is_better(m) else ""), str(t["n"]),
                               _fmt(t["mean_diff"], digits), f"[{_fmt(low, digits)}, {_fmt(high, digits)}]",
                               _p(t["p_t"]), _p(t["p_t_holm"]), _p(t["p_randomization"]),
                               _p(t["p_randomization_holm"])])
@@ -129,22 +130,23 @@ def ties_line(result) -> str:
     return f"ties: {result.ties} ({TIE_HANDLING[result.ties]})"
 
 
-def _notes(result) -> list[str]:
-    return [f"note: {n}" for n in result.notes]
+def _evaluation_csv_rows(ev, suffix=""):
+    for m in ev.measures:
+        yield [ev.label, "all", "", m + suffix, "mean", _csv_value(ev.overall.get(m))]
+        yield [ev.label, "all", "", m + suffix, "queries", ev.counts.get(m, "")]
+    for name, values in ev.subsets.items():
+        for m in ev.measures:
+            yield [ev.label, name, "", m + suffix, "mean", _csv_value(values.get(m))]
+    for name, values in ev.negation.items():
+        for m in ev.measures:
+            yield [ev.label, f"({name})", "", m + suffix, "mean", _csv_value(values.get(m))]
+        if not suffix:  # a removal's rows give no query count per negation group
+            yield [ev.label, f"({name})", "", "", "queries", values["queries"]]
 
 
 def _csv_rows(evaluations, tests, per_query):
     for ev, test in zip(evaluations, tests):
-        for m in ev.measures:
-            yield [ev.label, "all", "", m, "mean", _csv_value(ev.overall.get(m))]
-            yield [ev.label, "all", "", m, "queries", ev.counts.get(m, "")]
-        for name, values in ev.subsets.items():
-            for m in ev.measures:
-                yield [ev.label, name, "", m, "mean", _csv_value(values.get(m))]
-        for name, values in ev.negation.items():
-            for m in ev.measures:
-                yield [ev.label, f"({name})", "", m, "mean", _csv_value(values.get(m))]
-            yield [ev.label, f"({name})", "", "", "queries", values["queries"]]
+        yield from _evaluation_csv_rows(ev)
         if test:
             for m in ev.measures:
                 t = dict(test[m])
@@ -257,7 +259,7 @@ def render(result, fmt: str = "table", per_query: bool = False, digits: int = 4,
             text += "\n\nPer query\n" + _per_query_table([result], digits)
     if diagnostics is not None:
         text += "\n\n" + diagnostics_table(diagnostics, digits)
-    return "\n".join([text, ties_line(result), *_notes(result)])
+    return "\n".join([text, ties_line(result), *(f"note: {n}" for n in result.notes)])
 
 
 # -- diagnostics ------------------------------------------------------------------------------------
@@ -272,9 +274,7 @@ def diagnostics_table(diag, digits: int = 4) -> str:
         rows = []
         for shares in diag.shares:
             rows.append([shares.run, "all", str(shares.queries), *_means(shares.overall, shares.values, digits)])
-            for name, values in shares.subsets.items():
-                rows.append([shares.run, name, str(values["queries"]),
-                             *_means(values, shares.values, digits)])
+            rows += [[shares.run, *row] for row in _mean_rows(shares.subsets, shares.values, digits)]
         values = diag.shares[0].values if diag.shares else diag.values
         parts.append(_grid(["run", subset_name, "queries", *values], rows))
     for removal in diag.removals:
@@ -287,11 +287,8 @@ def diagnostics_table(diag, digits: int = 4) -> str:
         rows = []
         for ev in removal.evaluations:
             rows.append([ev.label, "all", str(ev.queries), *_means(ev.overall, measures, digits)])
-            for name, values in ev.subsets.items():
-                rows.append([ev.label, name, str(values["queries"]), *_means(values, measures, digits)])
-            for name, values in ev.negation.items():
-                rows.append([ev.label, f"({name})", str(values["queries"]),
-                             *_means(values, measures, digits)])
+            rows += [[ev.label, *row] for row in _mean_rows(ev.subsets, measures, digits)]
+            rows += [[ev.label, f"({row[0]})", *row[1:]] for row in _mean_rows(ev.negation, measures, digits)]
         parts.append(_grid(["run", diag.breakdown_field or "subset", "queries", *measures], rows))
     return "\n".join(parts)
 
@@ -305,14 +302,5 @@ def _diagnostics_csv_rows(diag):
             for name, values in shares.subsets.items():
                 yield [shares.run, name, "", measure, "mean", _csv_value(values.get(value))]
     for removal in diag.removals:
-        suffix = f"[without {removal.field}={removal.value}]"
         for ev in removal.evaluations:
-            for m in ev.measures:
-                yield [ev.label, "all", "", m + suffix, "mean", _csv_value(ev.overall.get(m))]
-                yield [ev.label, "all", "", m + suffix, "queries", ev.counts.get(m, "")]
-            for name, values in ev.subsets.items():
-                for m in ev.measures:
-                    yield [ev.label, name, "", m + suffix, "mean", _csv_value(values.get(m))]
-            for name, values in ev.negation.items():
-                for m in ev.measures:
-                    yield [ev.label, f"({name})", "", m + suffix, "mean", _csv_value(values.get(m))]
+            yield from _evaluation_csv_rows(ev, f"[without {removal.field}={removal.value}]")

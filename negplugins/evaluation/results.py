@@ -26,8 +26,7 @@ def clean_groups(groups: dict) -> dict:
 
 @dataclass
 class Evaluation:
-    """Scores of one run on one dataset: means overall, per subset and per negation group (NaN: no query
-    eligible), queries averaged per measure, and optionally per-query values.
+    """Scores of one run on one dataset: means overall, per subset and per negation group, optionally per query.
 
     ``units`` maps, for a measure whose one value several queries share (PairedAcc), each query to its unit.
     """

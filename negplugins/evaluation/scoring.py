@@ -1,6 +1,5 @@
 """Score TREC runs on a registered dataset, overall, per subset and per query, and compare them.
 
-An :class:`Evaluator` resolves a dataset, its qrels and the measures once and scores every run read for it.
 How means, subsets, negation splits and ties work: docs/evaluation.md and docs/measures.md.
 """
 
@@ -51,21 +50,14 @@ def shared_units(measures, qrels) -> dict[str, dict[str, str]]:
     return {name: units for name in paired}
 
 
-def _top_k_cutoff(measure) -> int | None:
-    """The cutoff of a stock measure that sees only each query's top ``k`` (None for any other measure)."""
-    cutoff = measure.params.get("cutoff")
-    if measure.NAME in _TOP_K_MEASURES and cutoff and not measure.params.get("judged_only"):
-        return cutoff
-    return None
-
-
 def _run_parts(parsed, run):
     """``[(measures, run)]``: a run read into columns gives cutoff measures only the documents they can see."""
     if not isinstance(run, RunColumns):
         return [(parsed, run)]
-    cutoffs = {m: _top_k_cutoff(m) for m in parsed}
-    cut = [m for m in parsed if cutoffs[m] is not None]
-    rest = [m for m in parsed if cutoffs[m] is None]
+    cutoffs = {m: m.params.get("cutoff") for m in parsed
+               if m.NAME in _TOP_K_MEASURES and not m.params.get("judged_only")}
+    cut = [m for m in parsed if cutoffs.get(m)]
+    rest = [m for m in parsed if not cutoffs.get(m)]
     parts = []
     if cut:
         parts.append((cut, run.top(max(cutoffs[m] for m in cut))))
@@ -123,11 +115,7 @@ def _read_qrels(dataset_id: str, dataset) -> dict:
 
 @dataclass
 class Evaluator:
-    """A dataset, its qrels, the measures and the tie handling of an evaluation, resolved once.
-
-    :meth:`load` checks the options; :meth:`read_run` reads and validates a run for it; :meth:`score` and
-    :meth:`compare` score runs.
-    """
+    """A dataset, its qrels, the measures and the tie handling of an evaluation, resolved once for every run."""
 
     dataset_id: str
     dataset: object

@@ -5,6 +5,7 @@ What is tested and how: docs/evaluation.md, "Significance".
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Callable, Mapping, Sequence
 
@@ -56,10 +57,7 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]
 
 def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int = PERMUTATIONS,
                        seed: int = SEED, progress: Callable[[int], None] | None = None) -> float:
-    """Two-sided p-value of the paired sign-flip randomization test of the mean of ``b - a``.
-
-    Exact when 2^n is at most ``permutations``, else Monte Carlo with ``seed``: p = (hits + 1) / (B + 1).
-    """
+    """Two-sided p-value of the paired sign-flip randomization test of ``b - a`` (exact when 2^n <= permutations)."""
     permutations = check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
     d = _diffs(a, b)
     n = len(d)
@@ -113,10 +111,7 @@ def t_confidence_interval(a: Sequence[float], b: Sequence[float], level: float =
 
 
 def evaluation_intervals(evaluation) -> dict:
-    """The 95% interval of every mean of an evaluation scored with its per-query values, each unit once.
-
-    ``{"overall": {measure: [low, high]}, "subsets": {...}, "negation_split": {...}}``; None for a missing bound.
-    """
+    """``{"overall": {measure: [low, high]}, "subsets": ..., "negation_split": ...}``: 95% intervals of the means."""
     per_query = evaluation.per_query or {}
 
     def intervals(query_ids) -> dict:
@@ -154,55 +149,45 @@ def compare(per_query: Sequence[Mapping[str, Mapping[str, float]]], measures: Se
             units: Mapping[str, Mapping[str, str]] | None = None) -> list[dict | None]:
     """Test every run against ``per_query[baseline]``, per measure, on the units with a value in both.
 
-    ``None`` for the baseline, else ``{measure: {"n", "mean_diff", "ci95", "p_t", "p_randomization", ...}}``,
-    Holm-corrected across the runs; ``progress`` shows a bar for long tests.
+    ``None`` for the baseline, else ``{measure: {"n", "mean_diff", "ci95", "p_t", "p_randomization", ...}}``.
     """
     permutations = check_int(permutations, "--permutations", 1, MAX_PERMUTATIONS)
+    units = units or {}
     results: list[dict | None] = [None if i == baseline else {} for i in range(len(per_query))]
-    base = per_query[baseline]
-    total = permutations * len(measures) * (len(per_query) - 1)
-    bar = None
+    others = [i for i in range(len(per_query)) if i != baseline]
+    total = permutations * len(measures) * len(others)
     if progress and total >= PROGRESS_FROM:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=total, desc="randomization tests", unit=" permutations", unit_scale=True, leave=False)
-    try:
-        _compare_measures(per_query, measures, baseline, permutations, seed, results, base,
-                          bar.update if bar is not None else None, units or {})
-    finally:
-        if bar is not None:
-            bar.close()
+    else:
+        bar = contextlib.nullcontext()
+    with bar:
+        for measure in measures:
+            a_values = by_unit(per_query[baseline].get(measure, {}), units.get(measure))
+            for i in others:
+                b_values = by_unit(per_query[i].get(measure, {}), units.get(measure))
+                common = sorted(a_values.keys() & b_values.keys())
+                a = np.array([a_values[q] for q in common], dtype=float)
+                b = np.array([b_values[q] for q in common], dtype=float)
+                keep = ~(np.isnan(a) | np.isnan(b))
+                a, b = a[keep], b[keep]
+                t, p_t = paired_t_test(a, b)
+                low, high = t_confidence_interval(a, b)
+                results[i][measure] = {
+                    "n": int(len(a)),
+                    "baseline_mean": float(a.mean()) if len(a) else math.nan,
+                    "mean": float(b.mean()) if len(b) else math.nan,
+                    "mean_diff": float((b - a).mean()) if len(a) else math.nan,
+                    "ci95": [low, high],
+                    "t": t, "p_t": p_t,
+                    "p_randomization": randomization_test(a, b, permutations, seed, getattr(bar, "update", None)),
+                }
+            for key in ("p_t", "p_randomization"):
+                adjusted = holm([results[i][measure][key] for i in others])
+                for i, value in zip(others, adjusted):
+                    results[i][measure][key + "_holm"] = value
     return results
-
-
-def _compare_measures(per_query, measures, baseline, permutations, seed, results, base, progress, units) -> None:
-    for measure in measures:
-        a_values = by_unit(base.get(measure, {}), units.get(measure))
-        for i, values in enumerate(per_query):
-            if i == baseline:
-                continue
-            b_values = by_unit(values.get(measure, {}), units.get(measure))
-            common = sorted(a_values.keys() & b_values.keys())
-            a = np.array([a_values[q] for q in common], dtype=float)
-            b = np.array([b_values[q] for q in common], dtype=float)
-            keep = ~(np.isnan(a) | np.isnan(b))
-            a, b = a[keep], b[keep]
-            t, p_t = paired_t_test(a, b)
-            low, high = t_confidence_interval(a, b)
-            results[i][measure] = {
-                "n": int(len(a)),
-                "baseline_mean": float(a.mean()) if len(a) else math.nan,
-                "mean": float(b.mean()) if len(b) else math.nan,
-                "mean_diff": float((b - a).mean()) if len(a) else math.nan,
-                "ci95": [low, high],
-                "t": t, "p_t": p_t,
-                "p_randomization": randomization_test(a, b, permutations, seed, progress),
-            }
-        others = [i for i in range(len(per_query)) if i != baseline]
-        for key in ("p_t", "p_randomization"):
-            adjusted = holm([results[i][measure][key] for i in others])
-            for i, value in zip(others, adjusted):
-                results[i][measure][key + "_holm"] = value
 
 
 def wins_losses_ties(baseline: Mapping[str, float], run: Mapping[str, float], lower_is_better: bool = False,

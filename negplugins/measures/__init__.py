@@ -1,8 +1,6 @@
 """Negation measures for ir_measures: PosRR, DeltaMRR, DeltaR, RightRank, PairedAcc, NegRecall and LSNC.
 
-``import negplugins`` registers them with ir_measures (:func:`negplugins._compat.plugins.register_measures`), where
-they mix with the stock measures, which keep their stock values: ``ir_measures.calc_aggregate([RightRank@10,
-nDCG@10], qrels, run)``. What each computes and on which queries: docs/measures.md.
+``import negplugins`` registers them with ir_measures; what each computes and on which queries: docs/measures.md.
 """
 
 from .declarations import (

@@ -1,13 +1,10 @@
 """The negation measures, each declared in ir_measures' manner with its per-query formula (docs/measures.md).
 
-Every measure is defined on some queries only: its ``DEFAULT`` (what ir_measures fills in for a query a provider
-did not emit) is NaN, and its aggregator leaves NaN out of the mean. The exported objects carry their default
-cutoff, so ``RightRank``, ``RightRank@10`` and ``parse_measure("RightRank")`` are one measure.
+Each is defined on some queries only: its ``DEFAULT`` is NaN, which its aggregator leaves out of the mean.
 """
 
 import math
 
-import ir_measures
 from ir_measures import measures
 
 from . import formulas
@@ -48,8 +45,7 @@ class DefinedMeanAgg(measures.MeanAgg):
 class NegationMeasure(measures.Measure):
     """Base of the negation measures: NaN default, means over defined queries, cutoff >= 1.
 
-    ``FORMULA`` gives a query's value from its judgements and ranks (:mod:`.formulas`); a measure without one
-    (``PAIRED``) compares the scores of NevIR pairs. ``NEEDS_NEGATIVES``: no value on qrels without a negative.
+    ``FORMULA`` gives a query's value (:mod:`.formulas`); a ``PAIRED`` measure compares the scores of NevIR pairs.
     """
 
     DEFAULT = math.nan
@@ -66,10 +62,6 @@ class NegationMeasure(measures.Measure):
         super().validate_params()
         if 'cutoff' in self.SUPPORTED_PARAMS and self['cutoff'] < 1:
             raise ValueError(f'{self.NAME} needs cutoff >= 1, got {self["cutoff"]}')
-
-    def calc_aggregate(self, qrels, run):
-        """The mean over the eligible queries; NaN when no query is eligible."""
-        return ir_measures.calc_aggregate([self], qrels, run)[self]
 
     def judged(self, qrels, judgements):
         """The judgements of the queries this measure is averaged over (all those given, unless a parameter says)."""

@@ -1,7 +1,6 @@
 """Per-query values of the rank-based negation measures, as docs/measures.md defines them.
 
-Each takes a query's :class:`Judgements`, the ranks of its judged documents (a missing one has none) and the
-cutoff k, and returns the value, or None where the measure is not defined on the query.
+Each takes a query's :class:`Judgements`, its judged documents' ranks and k; None where it is not defined.
 """
 
 import math

@@ -17,8 +17,7 @@ class PairMember(NamedTuple):
 
 
 class Pairing(NamedTuple):
-    """The complete pairs (each ordered by query id, sorted), and the sorted ids of the pair-shaped queries
-    whose mirrored partner is missing (``incomplete``) or not unique (``ambiguous``)."""
+    """The complete pairs, and the pair-shaped queries whose mirrored partner is missing or not unique (sorted)."""
 
     pairs: list
     incomplete: list

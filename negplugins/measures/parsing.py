@@ -28,10 +28,7 @@ _OWN_MEASURES = {measure.NAME: measure for measure in MEASURES}
 
 
 def parse_measures(measures):
-    """Parse measure strings (each one or several, :func:`split_measures`) or measures, in the order given.
-
-    A :class:`MeasureError` names an unknown measure with the closest names, or a bad parameter or cutoff.
-    """
+    """Parse measure strings (each one or several, :func:`split_measures`) or measures, in the order given."""
     if isinstance(measures, str):
         measures = [measures]
     texts = []

@@ -1,7 +1,6 @@
-"""The ir_measures provider of the negation measures, dispatching to each measure's declaration.
+"""The ir_measures provider of the negation measures, scoring the suite's one ranking (:mod:`.ranking`).
 
-It ranks every run itself in the suite's one ranking (:mod:`.ranking`) and emits a value only for the queries a
-measure is defined on (docs/measures.md); queries of the run that the qrels do not judge are ignored.
+It emits a value only for the queries a measure is defined on (docs/measures.md).
 """
 
 import os
@@ -50,10 +49,7 @@ _NOT_THE_CALLER = tuple(filter(None, (
 
 
 def _warn(message, category):
-    """``warnings.warn`` pointed at the caller's code: the first frame outside :data:`_NOT_THE_CALLER`.
-
-    ir_measures calls the provider several frames below the caller, how many depending on the entry point.
-    """
+    """``warnings.warn`` pointed at the caller's code: the first frame outside :data:`_NOT_THE_CALLER`."""
     level, frame = 2, sys._getframe(1)  # stacklevel 2: the caller of _warn
     while frame is not None and frame.f_code.co_filename.startswith(_NOT_THE_CALLER):
         frame, level = frame.f_back, level + 1
@@ -74,7 +70,7 @@ class NegationProvider(providers.Provider):
         needing_negatives = [m for m in measures if m.NEEDS_NEGATIVES]
         if needing_negatives and not with_negatives:
             _warn(f'the qrels hold no negative judgement (relevance < 0), so these measures have no value: '
-                  f'{_names(needing_negatives)}', NoNegativesWarning)
+                  f'{", ".join(sorted(map(str, needing_negatives)))}', NoNegativesWarning)
         if with_negatives:
             for caveat in filter(None, (m.caveat(qrels, with_negatives) for m in measures)):
                 _warn(*caveat)
@@ -103,9 +99,6 @@ class NegationEvaluator(providers.Evaluator):
 
     def iter_calc(self, run):
         """The values of the queries each measure is defined on, and nothing (not ``DEFAULT``) for the others."""
-        return self._iter_calc(run)
-
-    def _iter_calc(self, run):
         run = RunConverter(run).as_dict_of_dict()
         check_finite(run)
         for measure, formula, cutoff, judgements in self.rank_measures:
@@ -138,10 +131,6 @@ def _listed(query_ids):
     named = ', '.join(query_ids[:NAMED_IN_WARNING])
     more = f' and {len(query_ids) - NAMED_IN_WARNING} more' if len(query_ids) > NAMED_IN_WARNING else ''
     return f'{len(query_ids)} {"query" if len(query_ids) == 1 else "queries"} ({named}{more})'
-
-
-def _names(measures):
-    return ', '.join(sorted(str(m) for m in measures))
 
 
 #: The provider instance that :func:`negplugins._compat.ir_measures.register` installs.

@@ -1,7 +1,6 @@
 """The one ranking the suite's own measures score, and how ``--ties one-ranking`` gives it to stock measures.
 
-Score descending at full precision, ties by doc_id descending (trec_eval's order); ranks start at 1. Why stock
-providers differ on ties, and what ``STOCK`` and ``ONE_RANKING`` report: docs/measures.md, "Ties".
+Score descending at full precision, ties by doc_id descending; ranks start at 1 (docs/measures.md, "Ties").
 """
 
 import math
@@ -45,8 +44,7 @@ def check_finite(run):
 
 
 def canonical_run(run):
-    """The run with each query's scores replaced by ``n, n-1, ..., 1`` in the one ranking's order:
-    the same order for every provider, whatever its precision and tie rule."""
+    """The run with each query's scores replaced by ``n, n-1, ..., 1`` in the one ranking's order (for any provider)."""
     check_finite(run)
     canonical = {}
     for query_id, scored_docs in run.items():
@@ -60,9 +58,7 @@ def canonical_run(run):
 
 
 def judged_ranks(scored_docs, judged_docs):
-    """``{doc_id: rank}`` of the judged documents present in a query's run, in the one ranking.
-
-    One sort of the scores serves every judged document: O(n log n) for n scored documents."""
+    """``{doc_id: rank}`` of the judged documents present in a query's run, in the one ranking."""
     present = [doc_id for doc_id in judged_docs if doc_id in scored_docs]
     if not present:
         return {}

@@ -79,10 +79,7 @@ def dataset_revision(spec) -> str:
 
 
 def model_name_and_revision(model: dict) -> tuple[str, str]:
-    """MTEB's name and revision of a model the suite ran, from its record (a run sidecar's ``model``).
-
-    A Hub model: its repository id and snapshot; the packaged MiniLM: its Hub name; any other: ``local/<name>``.
-    """
+    """MTEB's name and revision of a model the suite ran, from its record (a run sidecar's ``model``)."""
     if model.get("revision"):
         return model["id"], model["revision"]
     package = (model.get("source") or "").split(" ")[0]

@@ -39,10 +39,6 @@ def _value(value) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-def _timestamp(created: str | None) -> float | None:
-    return datetime.fromisoformat(created).timestamp() if created else None
-
-
 def _score_entry(spec, entry: dict, generator: str, mteb_version: str) -> tuple[str, dict] | None:
     """``(split, MTEB score entry)`` of one dataset's evaluation; None when its primary measure has no value."""
     split, subset = naming.split_and_subset(spec, entry["dataset"])
@@ -79,7 +75,7 @@ def _task_result(spec, entries: list[dict], generator: str, mteb_version: str) -
     created = max((entry["created"] for entry in entries if entry.get("created")), default=None)
     return {"dataset_revision": naming.dataset_revision(spec), "task_name": naming.task_name(spec),
             "mteb_version": mteb_version, "scores": scores, "evaluation_time": None, "kg_co2_emissions": None,
-            "date": _timestamp(created), "evaluation_phases": None}
+            "date": datetime.fromisoformat(created).timestamp() if created else None, "evaluation_phases": None}
 
 
 def _model_meta(model: dict, name: str, revision: str) -> dict:

@@ -1,7 +1,6 @@
 """The suite's benchmarks as MTEB retrieval tasks, their metadata from the specs, their data read through ir_datasets.
 
-``task_specific_scores`` adds the spec's measures MTEB does not compute, by the suite's evaluation (docs/mteb.md).
-Nothing is registered in MTEB.
+Nothing is registered in MTEB (docs/mteb.md).
 """
 
 from __future__ import annotations
@@ -63,26 +62,19 @@ class BenchmarkTask(AbsTaskRetrieval):
         """MTEB's own task scores (NevIR's ``paired_accuracy``) and every other measure of the benchmark's spec."""
         task_scores = dict(super().task_specific_scores(scores, qrels, results, hf_split, hf_subset))
         dataset_id, dataset = self._loaded[(hf_split, hf_subset)]
-        taken = _mteb_score_keys(self.k_values) | set(task_scores)
+        # MTEB's retrieval evaluator computes these itself (mteb._evaluators.retrieval_metrics)
+        taken = {f"{name}_at_{k}" for name in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate")
+                 for k in self.k_values} | set(task_scores)
         names, _ = datasets.benchmark_of(self.benchmark).default_measures(dataset_id, qrels)
         wanted = {naming.score_key(name): name for name in names if naming.score_key(name) not in taken}
-        if wanted:
-            values = _suite_scores(dataset_id, dataset, qrels, results, list(wanted.values()))
+        if wanted:  # scored on MTEB's retrieved lists by the suite's evaluation
+            from ..evaluation.scoring import Evaluator
+
+            run = {q: {d: float(s) for d, s in docs.items()} for q, docs in results.items()}
+            evaluator = Evaluator.load(dataset_id, list(wanted.values()), dataset=dataset, qrels=qrels)
+            values = evaluator.score(run, "mteb", "mteb").overall
             task_scores.update({key: values[name] for key, name in wanted.items() if not math.isnan(values[name])})
         return task_scores
-
-
-def _mteb_score_keys(k_values) -> set[str]:
-    """The score keys MTEB's retrieval evaluator computes itself (``mteb._evaluators.retrieval_metrics``)."""
-    return {f"{name}_at_{k}" for name in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate") for k in k_values}
-
-
-def _suite_scores(dataset_id, dataset, qrels, results, measures) -> dict[str, float]:
-    """``measures`` on MTEB's retrieved lists, by the suite's evaluation (overall values)."""
-    from ..evaluation.scoring import Evaluator
-
-    run = {query_id: {doc_id: float(score) for doc_id, score in docs.items()} for query_id, docs in results.items()}
-    return Evaluator.load(dataset_id, measures, dataset=dataset, qrels=qrels).score(run, "mteb", "mteb").overall
 
 
 def _table(rows, columns) -> Dataset:
@@ -139,13 +131,6 @@ def _metadata(spec) -> TaskMetadata:
     )
 
 
-def _mteb_nevir_class():
-    """MTEB's own NevIR task class (its ``paired_accuracy`` and metadata are reused)."""
-    import mteb
-
-    return type(mteb.get_task("NevIR"))
-
-
 def _nevir_metadata(spec, mteb_class) -> TaskMetadata:
     """MTEB's NevIR metadata, with the data source the suite reads instead of MTEB's copy."""
     fields = mteb_class.metadata.model_dump()
@@ -161,7 +146,9 @@ def _task_class(benchmark: str) -> type[BenchmarkTask]:
     name = naming.task_name(spec)
     bases: tuple[type, ...] = (BenchmarkTask,)
     if name == "NevIR":
-        mteb_class = _mteb_nevir_class()
+        import mteb
+
+        mteb_class = type(mteb.get_task("NevIR"))  # MTEB's own task: its paired_accuracy and metadata are reused
         bases, metadata = (BenchmarkTask, mteb_class), _nevir_metadata(spec, mteb_class)
     else:
         metadata = _metadata(spec)
@@ -182,10 +169,9 @@ def get_tasks(names=None) -> MTEBTasks:
     else:
         if isinstance(names, str):
             names = [names]
-        by_benchmark = {benchmark: benchmark for benchmark in known.values()}
         benchmarks = []
         for name in names:
-            benchmark = known.get(name) or by_benchmark.get(name)
+            benchmark = known.get(name) or (name if name in known.values() else None)
             if benchmark is None:
                 raise UnknownTaskError(f"unknown task {name!r}; negplugins' MTEB tasks: {', '.join(known)}")
             benchmarks.append(benchmark)
