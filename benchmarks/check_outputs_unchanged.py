@@ -6,7 +6,8 @@
 The jobs: the demo, ComLQ's Lucene BM25 and bm25s runs, a dense run of the packaged MiniLM on the demo, the
 evaluation (JSON, table, CSV, per query, against a baseline) of every committed run, the leaderboards built from
 runs/, the report card on the demo and NevIR with its MTEB result files, a BEIR export and the topic files.
-Dates, timings, versions and absolute paths are masked before hashing (``_mask``). Needs ../shared/data.
+Dates, timings, versions, the suite's commit and absolute paths are masked before hashing (``_mask``); Lucene's
+index files (a random segment id in each) are left out. Needs ../shared/data.
 """
 from __future__ import annotations
 
@@ -27,7 +28,14 @@ MASKS = [
     (re.compile(rb'"(seconds|elapsed|wall|duration|took|time|[a-z_]*_seconds|started|finished|host|hostname)"\s*:\s*[^,}\n]+'), b'"<t>": <t>'),
     (re.compile(rb"\b\d+(\.\d+)?\s?(s|ms|min|seconds)\b"), b"<dur>"),
     (re.compile(rb"[0-9.]+ (passages|docs|queries|pairs|texts)/s"), b"<rate>"),
+    (re.compile(rb'(negplugins-commit"?:? "?)[0-9a-f]{40}(-dirty)?'), rb"\1<commit>"),
+    (re.compile(rb'"date": \d+\.\d+'), b'"date": <epoch>'),  # MTEB's result files
+    (re.compile(rb"\.[\w-]+\.[\w]{8}\.partial/"), b"<partial>/"),  # a build folder's random name
+    # the report card's hashes of the files holding a date or the commit (the files themselves are compared)
+    (re.compile(rb'((report\.(md|html)|\w+\.json)": ")[0-9a-f]{64}"'), rb'\1<sha256>"'),
 ]
+#: Lucene writes a random segment id into every index file; the runs searched from them are compared instead.
+UNHASHED = re.compile(r"(^|/)indexes/lucene/")
 
 
 def _mask(data: bytes, out: Path) -> bytes:
@@ -54,7 +62,7 @@ def record(out: Path) -> None:
     shutil.copytree(ROOT / "runs", out / "runs")
     n = CLI
     _run([*n, "demo", "--workdir", "work"], out, "demo")
-    _run([*n, "index", "comlq", "--threads", "2"], out, "index-comlq")
+    _run([*n, "index", "comlq", "--threads", "1"], out, "index-comlq")  # one thread: the same segments
     _run([*n, "search", "bm25", "comlq", "--hits", "100", "-o", "work/comlq/bm25.trec"],
          out, "search-bm25")
     _run([*n, "search", "bm25s", "comlq", "--hits", "100", "-o", "work/comlq/bm25s.trec"], out, "search-bm25s")
@@ -79,18 +87,25 @@ def record(out: Path) -> None:
     _run([*n, "export", "beir", "comlq/negation", "beir/comlq-negation"], out, "export-beir")
     for dataset in ("comlq", "nevir/test", "negplugins-demo"):
         _run([*n, "topics", dataset, "-o", f"topics/{dataset.replace('/', '-')}.tsv"], out, "topics-" + dataset.replace("/", "-"))
-    hashes = {}
-    for path in sorted(p for p in out.rglob("*") if p.is_file()):
-        rel = path.relative_to(out)
-        if rel.parts[0] in ("indexes",) or rel.name == "hashes.json":
-            continue
-        hashes[str(rel)] = hashlib.sha256(_mask(path.read_bytes(), out)).hexdigest()
+    hashes = _hashes(out)
     (out / "hashes.json").write_text(json.dumps(hashes, indent=1, sort_keys=True))
     print(f"{len(hashes)} files hashed -> {out / 'hashes.json'}")
 
 
+def _hashes(out: Path) -> dict[str, str]:
+    hashes = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        rel = path.relative_to(out)
+        if rel.parts[0] in ("indexes",) or rel.name == "hashes.json" or UNHASHED.search(rel.as_posix()):
+            continue
+        hashes[str(rel)] = hashlib.sha256(_mask(path.read_bytes(), out)).hexdigest()
+    return hashes
+
+
 def compare(a: Path, b: Path) -> int:
-    left, right = (json.loads((p / "hashes.json").read_text()) for p in (a, b))
+    """Hash both records' files again with today's masks (their ``hashes.json`` when a record's files are gone)."""
+    left, right = (_hashes(p) if (p / "logs").is_dir() else json.loads((p / "hashes.json").read_text())
+                   for p in (a, b))
     differ = [k for k in sorted(left.keys() | right.keys()) if left.get(k) != right.get(k)]
     for key in differ:
         print(f"differs: {key}" + ("" if key in left and key in right else "  (only in one)"))
